@@ -1,0 +1,3 @@
+from devfix.cli import main
+
+main()
