@@ -1,0 +1,222 @@
+"""The one pass over a module that every rule reads from.
+
+It records, in a single visit: each node's parent and preorder index (so rules can find the
+enclosing statement, scope or loop, and compare textual order, without LibCST's
+ParentNodeProvider), the scopes and their bindings (for the resolver in `scopes.py`), and
+the nodes rules look at (calls, assignments, loops, ifs, classes, functions). Everything
+else in `FileFacts` is derived from these lists on demand and cached.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional
+
+import libcst as cst
+
+from devfix.analysis.scopes import Binding, Scope, dotted_name
+
+
+class Collected:
+    """Raw facts of one pass; `FileFacts` wraps it with derived, cached views."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parent: Dict[int, Optional[cst.CSTNode]] = {}
+        self.order: Dict[int, int] = {}
+        self.scopes: Dict[int, Scope] = {}
+        self.module_scope = Scope(module, "module", None)
+        self.scopes[id(module)] = self.module_scope
+        self.calls: List[cst.Call] = []
+        self.assigns: List[cst.Assign] = []
+        self.expr_statements: List[cst.Expr] = []
+        self.for_loops: List[cst.For] = []
+        self.while_loops: List[cst.While] = []
+        self.ifs: List[cst.If] = []
+        self.classes: List[cst.ClassDef] = []
+        self.functions: List[cst.FunctionDef] = []
+        self.subscripts: List[cst.Subscript] = []
+        self.double_quotes = 0
+        self.single_quotes = 0
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, data: Collected) -> None:
+        super().__init__()
+        self.data = data
+        self.stack: List[cst.CSTNode] = []
+        self.scope_stack: List[Scope] = [data.module_scope]
+        self.counter = 0
+        self.handlers: Dict[type, Callable[[cst.CSTNode], None]] = {
+            cst.Import: self._import,
+            cst.ImportFrom: self._import_from,
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._ann_assign,
+            cst.AugAssign: self._aug_assign,
+            cst.FunctionDef: self._function,
+            cst.ClassDef: self._class,
+            cst.Lambda: self._lambda,
+            cst.For: self._for,
+            cst.While: self._while,
+            cst.If: self._if,
+            cst.With: self._with,
+            cst.Call: self._call,
+            cst.Expr: self._expr,
+            cst.Subscript: self._subscript,
+            cst.SimpleString: self._string,
+            cst.NamedExpr: self._walrus,
+            cst.ExceptHandler: self._except,
+        }
+        self.scope_owners = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+    # -- generic bookkeeping -------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        data = self.data
+        key = id(node)
+        data.parent[key] = self.stack[-1] if self.stack else None
+        data.order[key] = self.counter
+        self.counter += 1
+        self.stack.append(node)
+        handler = self.handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+        if isinstance(original_node, self.scope_owners):
+            self.scope_stack.pop()
+
+    # -- bindings ------------------------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self.scope_stack[-1]
+
+    def _bind(self, name: str, kind: str, node: cst.CSTNode, **extra) -> None:
+        order = self.data.order.get(id(node), self.counter)
+        self.scope.bind(Binding(name, kind, node, order, **extra))
+
+    def _bind_target(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, kind, node)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value, kind, node)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, kind, node)
+
+    def _push_scope(self, node, kind: str) -> Scope:
+        scope = Scope(node, kind, self.scope)
+        self.data.scopes[id(node)] = scope
+        self.scope_stack.append(scope)
+        return scope
+
+    def _import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, "import", node, qualname=full)
+            else:
+                top = full.split(".")[0]
+                self._bind(top, "import", node, qualname=top)
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module) if node.module is not None else None
+        relative = bool(node.relative)
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            if relative or module is None:
+                self._bind(local, "other", node)  # a project-local module: shadows, never torch
+            else:
+                self._bind(local, "import", node, qualname=f"{module}.{name}")
+
+    def _assign(self, node: cst.Assign) -> None:
+        self.data.assigns.append(node)
+        single = len(node.targets) == 1
+        for target in node.targets:
+            if single and isinstance(target.target, cst.Name):
+                self._bind(target.target.value, "assign", node, value=node.value)
+            else:
+                self._bind_target(target.target, "other", node)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, "assign" if node.value else "other", node, value=node.value)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, "other", node)
+
+    def _walrus(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, "other", node)
+
+    def _except(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_target(node.name.name, "other", node)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        self.data.functions.append(node)
+        self._bind(node.name.value, "def", node)
+        self._push_scope(node, "function")
+        self._bind_params(node.params)
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        self._push_scope(node, "lambda")
+        self._bind_params(node.params)
+
+    def _bind_params(self, params: cst.Parameters) -> None:
+        everything = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                everything.append(extra)
+        for param in everything:
+            self._bind(param.name.value, "param", param)
+
+    def _class(self, node: cst.ClassDef) -> None:
+        self.data.classes.append(node)
+        self._bind(node.name.value, "class", node)
+        self._push_scope(node, "class")
+
+    def _for(self, node: cst.For) -> None:
+        self.data.for_loops.append(node)
+        self._bind_target(node.target, "loop", node)
+
+    def _while(self, node: cst.While) -> None:
+        self.data.while_loops.append(node)
+
+    def _if(self, node: cst.If) -> None:
+        self.data.ifs.append(node)
+
+    def _with(self, node: cst.With) -> None:
+        for item in node.items:
+            if item.asname is not None:
+                self._bind_target(item.asname.name, "with", node)
+
+    def _call(self, node: cst.Call) -> None:
+        self.data.calls.append(node)
+
+    def _expr(self, node: cst.Expr) -> None:
+        self.data.expr_statements.append(node)
+
+    def _subscript(self, node: cst.Subscript) -> None:
+        self.data.subscripts.append(node)
+
+    def _string(self, node: cst.SimpleString) -> None:
+        quote = node.quote
+        if quote.startswith('"'):
+            self.data.double_quotes += 1
+        else:
+            self.data.single_quotes += 1
+
+
+def collect(module: cst.Module) -> Collected:
+    data = Collected(module)
+    module.visit(_Collector(data))
+    return data

@@ -1,0 +1,121 @@
+"""Scopes and bindings, and the name resolver built on them.
+
+LibCST's ScopeProvider + QualifiedNameProvider cost about 8x a parse on real code, mostly
+because they track every access of every name. devfix only needs one question answered —
+"what does this dotted name refer to, through imports?" — so the analysis pass records
+bindings per scope (imports, assignments, parameters, defs) and resolution is a dictionary
+walk up the scope chain, done only for the few expressions a rule asks about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Union
+
+import libcst as cst
+
+ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
+
+
+@dataclass(eq=False)
+class Binding:
+    """One place where a name is bound in a scope."""
+
+    name: str
+    kind: str  # "import" | "assign" | "param" | "def" | "class" | "loop" | "with" | "other"
+    node: cst.CSTNode  # the statement (or Param) that binds it
+    order: int  # preorder index of `node`: textual order within the file
+    value: Optional[cst.BaseExpression] = None  # right-hand side of a plain assignment
+    qualname: Optional[str] = None  # for imports: the dotted name it stands for
+
+
+@dataclass(eq=False)
+class Scope:
+    node: ScopeNode
+    kind: str  # "module" | "function" | "class" | "lambda"
+    parent: Optional["Scope"]
+    bindings: Dict[str, List[Binding]] = field(default_factory=dict)
+
+    def bind(self, binding: Binding) -> None:
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+    def visible_parent(self) -> Optional["Scope"]:
+        """The next scope a name lookup continues in (class bodies are skipped)."""
+        scope = self.parent
+        while scope is not None and scope.kind == "class":
+            scope = scope.parent
+        return scope
+
+    def lookup(self, name: str) -> Optional[List[Binding]]:
+        """Bindings of `name` in the nearest scope that binds it, Python's LEGB order."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            found = scope.bindings.get(name)
+            if found:
+                return found
+            scope = scope.visible_parent()
+        return None
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        return self.node if isinstance(self.node, cst.FunctionDef) else None
+
+    @property
+    def enclosing_class(self) -> Optional["Scope"]:
+        """For a method's scope, the scope of the class it is defined in."""
+        if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
+            return self.parent
+        return None
+
+
+def dotted_parts(expr: cst.BaseExpression) -> Optional[List[str]]:
+    """`a.b.c` -> ["a", "b", "c"]; anything that is not a plain dotted name -> None."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    parts.reverse()
+    return parts
+
+
+def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
+    parts = dotted_parts(expr)
+    return ".".join(parts) if parts else None
+
+
+def resolve(expr: cst.BaseExpression, scope: Scope, _depth: int = 0) -> Optional[str]:
+    """The fully qualified name `expr` refers to through imports, or None.
+
+    `nn.Linear` with `from torch import nn` -> "torch.nn.Linear"; `T.zeros` with
+    `import torch as T` -> "torch.zeros". A name rebound by an assignment resolves only when
+    the assignment is itself an alias of an imported name (`nn = torch.nn`).
+    """
+    parts = dotted_parts(expr)
+    if not parts or _depth > 8:
+        return None
+    bindings = scope.lookup(parts[0])
+    if not bindings:
+        return None
+    base = _binding_qualname(bindings, scope, _depth)
+    if base is None:
+        return None
+    return ".".join([base, *parts[1:]])
+
+
+def _binding_qualname(bindings: List[Binding], scope: Scope, depth: int) -> Optional[str]:
+    names = set()
+    for binding in bindings:
+        if binding.kind == "import":
+            names.add(binding.qualname)
+        elif binding.kind == "assign" and binding.value is not None and dotted_parts(binding.value):
+            names.add(resolve(binding.value, scope, depth + 1))
+        else:
+            return None
+    # A name bound to two different things (conditional imports of different modules) is
+    # ambiguous; the same import repeated (try/except fallbacks of one module) is not.
+    if len(names) == 1:
+        return names.pop()
+    return None

@@ -1,0 +1,260 @@
+"""The command line: options -> Config -> engine -> report. Nothing else lives here.
+
+Exit codes (all commands): 0 nothing to report, 1 problems found or changes made/needed,
+2 usage, configuration or per-file errors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import click
+
+from devfix import __version__
+from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
+from devfix.engine import FileResult, process_source
+from devfix.files import discover
+from devfix.report import json_report, text_lines, unified_diff
+from devfix.rules import ALL_RULES, BY_CODE, lookup
+from devfix.writer import WriteError, write_atomic
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+class OneLineErrors(click.Group):
+    """Usage errors print one line (`devfix: error: ...`) and exit 2, never a traceback."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            result = super().main(args=args, prog_name=prog_name or "devfix", complete_var=complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as done:
+            code = done.exit_code
+        except click.UsageError as error:
+            hint = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+            click.echo(f"devfix: error: {error.format_message()}{hint}", err=True)
+            code = 2
+        except click.ClickException as error:
+            click.echo(f"devfix: error: {error.format_message()}", err=True)
+            code = error.exit_code
+        except click.Abort:
+            click.echo("devfix: aborted", err=True)
+            code = 130
+        else:
+            code = result if isinstance(result, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _split(values: Tuple[str, ...]) -> Tuple[str, ...]:
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+def common_options(function):
+    options = [
+        click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+        click.option("--select", multiple=True, help="Only these rules (codes, prefixes or names; comma-separated)."),
+        click.option("--extend-select", multiple=True, help="Add rules that are off by default (e.g. DEV014)."),
+        click.option("--ignore", multiple=True, help="Skip these rules."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes marked unsafe (e.g. DEV013)."),
+        click.option("--device-style", type=click.Choice(DEVICE_STYLES), default=None, help="Form of a new device declaration: `conditional` (torch.cuda) or `accelerator` (torch.accelerator)."),
+        click.option("--dataset-placement", type=click.Choice(DATASET_PLACEMENTS), default=None, help="Where dataset tensors live: `pinned` CPU memory (default) or the `device`."),
+        click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one)."),
+        click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip."),
+        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", help="Report format."),
+        click.option("-q", "--quiet", is_flag=True, help="Print only errors and the diff."),
+        click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="devfix")
+def main() -> None:
+    """devfix: find and fix PyTorch device-placement bugs.
+
+    \b
+    devfix apply --diff src/   show the fixes as a diff, change nothing (exit 1 if any)
+    devfix apply src/          fix the files in place
+    devfix check src/          report, never fix (exit 1 if anything is found)
+    devfix rules               list the rules; `devfix explain DEV004` shows one
+    """
+
+
+@main.command()
+@common_options
+@click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
+def apply(paths, diff, **options) -> int:
+    """Fix device-placement bugs in the files under PATHS, in place."""
+    config, results = _run(paths, options, fix=True)
+    changed = [r for r in results if r.changed]
+    if diff:
+        for result in changed:
+            click.echo(unified_diff(result), nl=False)
+    else:
+        for result in changed:
+            try:
+                write_atomic(Path(result.path), result.new, result.old)
+            except WriteError as error:
+                result.error = str(error)
+                result.diagnostics = []
+    _report(results, options, diff_mode=diff)
+    remaining = any(d.status != "fixed" for r in results for d in r.diagnostics)
+    if any(r.error for r in results):
+        return 2
+    if diff:
+        return 1 if changed or remaining else 0
+    return 1 if remaining else 0
+
+
+@main.command()
+@common_options
+def check(paths, **options) -> int:
+    """Report device-placement bugs under PATHS without changing anything."""
+    config, results = _run(paths, options, fix=False)
+    _report(results, options, diff_mode=False, check_mode=True)
+    if any(r.error for r in results):
+        return 2
+    return 1 if any(r.diagnostics for r in results) else 0
+
+
+@main.command("rules")
+def list_rules() -> None:
+    """List every rule with its code, name, fix safety and summary."""
+    for rule in ALL_RULES:
+        flags = rule.safety + ("" if rule.enabled_by_default else ", off by default")
+        click.echo(f"{rule.code}  {rule.name:<28} ({flags})  {rule.summary}")
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> int:
+    """Show the documentation of RULE (a code like DEV003 or a name like model-placement)."""
+    try:
+        matches = lookup(rule)
+    except KeyError:
+        raise click.UsageError(f"unknown rule '{rule}'; `devfix rules` lists them") from None
+    for found in matches:
+        click.echo(found.docs())
+    return 0
+
+
+def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[FileResult]]:
+    for path in paths:
+        if not path.exists():
+            raise click.UsageError(f"path '{path}' does not exist")
+    config = _config(paths, options)
+    results = []
+    for path in discover(paths, exclude=config.exclude + config.extend_exclude):
+        results.append(_process_file(path, config, fix))
+    return config, results
+
+
+def _config(paths: Sequence[Path], options: dict) -> Config:
+    config_path = options.get("config_path") or find_pyproject(paths[0] if paths else Path.cwd())
+    try:
+        config = load_config(config_path)
+        for selector in (*_split(options["select"]), *_split(options["extend_select"]), *_split(options["ignore"]),
+                         *config.select, *config.extend_select, *config.ignore):
+            lookup(selector)
+    except KeyError as error:
+        raise click.UsageError(f"unknown rule selector {error}; `devfix rules` lists them") from None
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    return config.with_overrides(
+        select=_split(options["select"]) or None,
+        extend_select=_split(options["extend_select"]) or None,
+        ignore=(config.ignore + _split(options["ignore"])) or None,
+        unsafe_fixes=options["unsafe_fixes"],
+        device_style=options["device_style"],
+        dataset_placement=options["dataset_placement"],
+        extend_exclude=(config.extend_exclude + tuple(options["exclude"])) or None,
+    )
+
+
+def _process_file(path: Path, config: Config, fix: bool) -> FileResult:
+    shown = _display(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return FileResult(shown, b"", b"", error=f"skipped: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        data = path.read_bytes()
+    except OSError as error:
+        return FileResult(shown, b"", b"", error=f"cannot read: {error.strerror or error}")
+    if b"torch" not in data:
+        return FileResult(shown, data, data)  # pre-filter: no rule can fire without torch
+    if b"\0" in data:
+        return FileResult(shown, data, data, error="skipped: binary file (contains NUL bytes)")
+    return process_source(data, config, fix=fix, path=shown)
+
+
+def _display(path: Path) -> str:
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mode: bool = False) -> None:
+    if options["output_format"] == "json":
+        click.echo(json_report(results))
+        return
+    out_err = diff_mode  # in a dry run stdout carries the diff; the report goes to stderr
+    for result in results:
+        if result.error:
+            click.echo(f"{result.path}: error: {result.error}", err=True)
+            if options["show_traceback"] and result.traceback:
+                click.echo(result.traceback, err=True)
+            continue
+        if options["quiet"]:
+            continue
+        for line in text_lines(result):
+            click.echo(line, err=out_err)
+    if not options["quiet"]:
+        click.echo(_summary(results, diff_mode, check_mode), err=out_err)
+
+
+def _summary(results: List[FileResult], diff_mode: bool, check_mode: bool = False) -> str:
+    checked = len(results)
+    if check_mode:
+        found = sum(len(r.diagnostics) for r in results)
+        fixable = sum(1 for r in results for d in r.diagnostics if d.status == "fixable")
+        errors = sum(1 for r in results if r.error)
+        text = f"Found {found} problem{'s' * (found != 1)}" if found else "No problems found"
+        if fixable:
+            text += f" ({fixable} fixable with `devfix apply`)"
+        if errors:
+            text += f"; {errors} file{'s' * (errors != 1)} with errors"
+        return f"{text} ({checked} file{'s' * (checked != 1)} checked)."
+    fixed = sum(1 for r in results for d in r.diagnostics if d.status == "fixed")
+    files = sum(1 for r in results if r.changed)
+    remaining = sum(1 for r in results for d in r.diagnostics if d.status != "fixed")
+    errors = sum(1 for r in results if r.error)
+    verb = "Would fix" if diff_mode else "Fixed"
+    parts = []
+    if fixed:
+        parts.append(f"{verb} {fixed} problem{'s' * (fixed != 1)} in {files} file{'s' * (files != 1)}")
+    if remaining:
+        parts.append(f"{remaining} problem{'s' * (remaining != 1)} left to fix by hand")
+    if errors:
+        parts.append(f"{errors} file{'s' * (errors != 1)} with errors")
+    if not parts:
+        parts.append("No problems found")
+    return f"{'; '.join(parts)} ({checked} file{'s' * (checked != 1)} checked)."
+
+
+def _register_verify() -> None:
+    """`devfix verify` lives in devfix.verify and imports torch only when it runs."""
+    try:
+        from devfix.verify.command import verify_command
+    except ImportError:
+        return
+    main.add_command(verify_command, "verify")
+
+
+_register_verify()

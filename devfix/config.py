@@ -1,0 +1,102 @@
+"""Configuration: `[tool.devfix]` in pyproject.toml, overridden by command-line options."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A user error in configuration: reported in one line, exit code 2."""
+
+
+DEVICE_STYLES = ("conditional", "accelerator")
+DATASET_PLACEMENTS = ("pinned", "device")
+
+
+@dataclass(frozen=True)
+class Config:
+    select: Tuple[str, ...] = ()  # empty: every rule enabled by default
+    extend_select: Tuple[str, ...] = ()  # add opt-in rules to the default set
+    ignore: Tuple[str, ...] = ()
+    unsafe_fixes: bool = False
+    device_style: str = "conditional"
+    dataset_placement: str = "pinned"
+    exclude: Tuple[str, ...] = ()
+    extend_exclude: Tuple[str, ...] = ()
+    source: Optional[Path] = None  # the pyproject.toml this came from
+    root: Path = field(default_factory=Path.cwd)
+
+    def with_overrides(self, **overrides: Any) -> "Config":
+        changes = {key: value for key, value in overrides.items() if value is not None}
+        return replace(self, **changes)
+
+
+_KEYS = {
+    "select": "select",
+    "extend-select": "extend_select",
+    "ignore": "ignore",
+    "unsafe-fixes": "unsafe_fixes",
+    "device-style": "device_style",
+    "dataset-placement": "dataset_placement",
+    "exclude": "exclude",
+    "extend-exclude": "extend_exclude",
+}
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.devfix] table, from `start` upwards."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if "devfix" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(path: Optional[Path]) -> Config:
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = data.get("tool", {}).get("devfix", {})
+    return validate(table, path)
+
+
+def validate(table: Dict[str, Any], path: Path) -> Config:
+    values: Dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{path}: unknown option '{key}' in [tool.devfix] (known: {', '.join(sorted(_KEYS))})")
+        attribute = _KEYS[key]
+        if attribute == "unsafe_fixes":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: '{key}' must be true or false")
+        elif attribute in ("device_style", "dataset_placement"):
+            allowed = DEVICE_STYLES if attribute == "device_style" else DATASET_PLACEMENTS
+            if value not in allowed:
+                raise ConfigError(f"{path}: '{key}' must be one of {', '.join(allowed)}, not {value!r}")
+        else:
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ConfigError(f"{path}: '{key}' must be a list of strings")
+            value = tuple(value)
+        values[attribute] = value
+    return Config(**values, source=path, root=path.parent)

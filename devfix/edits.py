@@ -1,0 +1,125 @@
+"""Edits as data, and the one transformer that applies them.
+
+Rules never transform the tree themselves: they return edits that name original nodes.
+The engine applies every edit of a file in one pass and one code generation. Two edits on
+the same node, or one inside a node another edit replaces or removes, conflict: the first
+one (in rule order) wins and the other is left for the engine's next round, which re-runs
+the rules on the new code until nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Sequence, Set, Union
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace `node` (any node) with `new`."""
+
+    node: cst.CSTNode
+    new: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """Insert statements before the statement `node` (same block, same indentation)."""
+
+    node: cst.BaseStatement
+    statements: Sequence[cst.BaseStatement]
+
+
+@dataclass(frozen=True)
+class InsertAfter:
+    node: cst.BaseStatement
+    statements: Sequence[cst.BaseStatement]
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Remove the statement `node`."""
+
+    node: cst.BaseStatement
+
+
+@dataclass(frozen=True)
+class ReplaceStatement:
+    """Replace the statement `node` with zero or more statements."""
+
+    node: cst.BaseStatement
+    statements: Sequence[cst.BaseStatement]
+
+
+Edit = Union[Replace, InsertBefore, InsertAfter, Remove, ReplaceStatement]
+
+
+@dataclass
+class _Plan:
+    replace: Dict[int, cst.CSTNode] = field(default_factory=dict)
+    replace_with_many: Dict[int, Sequence[cst.BaseStatement]] = field(default_factory=dict)
+    before: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
+    after: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
+
+
+def is_rewrite(edit: Edit) -> bool:
+    """Edits that rewrite their node's subtree (as opposed to inserting next to it)."""
+    return isinstance(edit, (Replace, Remove, ReplaceStatement))
+
+
+class _Applier(cst.CSTTransformer):
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def on_leave(self, original_node, updated_node):
+        key = id(original_node)
+        plan = self.plan
+        result = plan.replace.get(key, updated_node)
+        if key in plan.replace_with_many:
+            many = list(plan.replace_with_many[key])
+        else:
+            many = [result]
+        before = plan.before.get(key)
+        after = plan.after.get(key)
+        if before or after or key in plan.replace_with_many:
+            many = [*(before or ()), *many, *(after or ())]
+            if not many:
+                return cst.RemovalSentinel.REMOVE
+            return cst.FlattenSentinel(many)
+        return result
+
+
+def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[cst.Module, Set[int]]":
+    """Apply `edits` to `module`; returns the new module and the ids of the edits applied.
+
+    `is_inside(node, ancestor)` answers ancestry for conflict checks (the analysis knows
+    every node's parent, so this costs no extra walk).
+    """
+    plan = _Plan()
+    rewritten: List[cst.CSTNode] = []
+    applied: Set[int] = set()
+    for edit in edits:
+        node = edit.node
+        if is_rewrite(edit) and any(node is other or is_inside(node, other) or is_inside(other, node) for other in rewritten):
+            continue
+        if not is_rewrite(edit) and any(is_inside(node, other) for other in rewritten):
+            continue
+        key = id(node)
+        if isinstance(edit, Replace):
+            plan.replace[key] = edit.new
+        elif isinstance(edit, Remove):
+            plan.replace_with_many[key] = ()
+        elif isinstance(edit, ReplaceStatement):
+            plan.replace_with_many[key] = edit.statements
+        elif isinstance(edit, InsertBefore):
+            plan.before.setdefault(key, []).extend(edit.statements)
+        elif isinstance(edit, InsertAfter):
+            plan.after.setdefault(key, []).extend(edit.statements)
+        if is_rewrite(edit):
+            rewritten.append(node)
+        applied.add(id(edit))
+    if not applied:
+        return module, applied
+    return module.visit(_Applier(plan)), applied

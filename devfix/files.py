@@ -1,0 +1,109 @@
+"""Which files a run looks at: directories walked recursively, .gitignore honoured.
+
+Skips hidden directories, virtual environments (any folder holding `pyvenv.cfg`), and
+`build/`, `dist/`, `__pycache__`, `site-packages`, `node_modules`. Files named explicitly on
+the command line are always checked, as ruff and black do. Symbolic links to directories
+are not followed (a codemod must not wander out of the tree it was pointed at); symbolic
+links to files are skipped during the walk.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import pathspec
+
+SKIP_DIRS = {"build", "dist", "__pycache__", "site-packages", "node_modules", "venv", ".venv", "env"}
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def _load_gitignore(folder: Path) -> Optional[pathspec.PathSpec]:
+    path = folder / ".gitignore"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def _ignored(path: Path, is_dir: bool, specs: Sequence[Tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        try:
+            relative = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(relative + ("/" if is_dir else "")):
+            return True
+    return False
+
+
+def _parent_gitignores(folder: Path) -> List[Tuple[Path, pathspec.PathSpec]]:
+    """.gitignore files of the folders above `folder`, up to the repository root."""
+    specs = []
+    for parent in folder.resolve().parents:
+        spec = _load_gitignore(parent)
+        if spec is not None:
+            specs.append((parent, spec))
+        if (parent / ".git").exists():
+            break
+    return specs
+
+
+def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
+    """Python files under `paths`, in a stable (sorted) order, each once."""
+    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    seen = set()
+    for root in paths:
+        if root.is_file():
+            candidates: Iterable[Path] = [root]
+        else:
+            candidates = _walk(root, excluded)
+        for path in candidates:
+            key = os.path.normcase(os.path.abspath(path))
+            if key not in seen:
+                seen.add(key)
+                yield path
+
+
+def _walk(root: Path, excluded: Optional[pathspec.PathSpec]) -> Iterator[Path]:
+    inherited = _parent_gitignores(root.resolve())
+    resolved_root = root.resolve()
+    # Each stack entry: (folder, the .gitignore specs that apply inside it).
+    stack = [(root, inherited)]
+    while stack:
+        folder, specs = stack.pop()
+        own = _load_gitignore(folder)
+        if own is not None:
+            specs = [*specs, (folder.resolve(), own)]
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in entries:
+            path = Path(entry.path)
+            resolved = path.resolve() if entry.is_symlink() else Path(os.path.abspath(path))
+            if entry.is_dir(follow_symlinks=False):
+                if _skip_dir(entry.name, path) or _ignored(resolved, True, specs) or _excluded(path, root, excluded, True):
+                    continue
+                subfolders.append((path, specs))
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(PYTHON_SUFFIXES):
+                if _ignored(resolved, False, specs) or _excluded(path, root, excluded, False):
+                    continue
+                if resolved_root not in resolved.parents and resolved.parent != resolved_root:
+                    continue
+                yield path
+        stack.extend(reversed(subfolders))
+
+
+def _skip_dir(name: str, path: Path) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS or (path / "pyvenv.cfg").exists()
+
+
+def _excluded(path: Path, root: Path, excluded: Optional[pathspec.PathSpec], is_dir: bool) -> bool:
+    if excluded is None:
+        return False
+    relative = path.relative_to(root).as_posix()
+    return excluded.match_file(relative + ("/" if is_dir else "")) or excluded.match_file(path.name)

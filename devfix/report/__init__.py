@@ -1,0 +1,67 @@
+"""Output formats. Text for people, JSON for machines, unified diffs for review."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Iterable, List
+
+from devfix.engine import FileResult
+
+STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
+
+
+def text_lines(result: FileResult) -> Iterable[str]:
+    if result.error:
+        yield f"{result.path}: error: {result.error}"
+        return
+    for d in sorted(result.diagnostics, key=lambda d: (d.line, d.column, d.code)):
+        line = f"{result.path}:{d.line}:{d.column}: {d.code} {STATUS_LABEL[d.status]} {d.message}"
+        if d.status == "unsafe-fix":
+            line += " (unsafe fix available: run with --unsafe-fixes)"
+        elif d.hint and d.status == "no-fix":
+            line += f" — {d.hint}"
+        yield line
+
+
+def unified_diff(result: FileResult) -> str:
+    """A diff with `a/` and `b/` paths, as git prints them."""
+    if not result.changed:
+        return ""
+    old = _decode(result.old).splitlines(keepends=True)
+    new = _decode(result.new).splitlines(keepends=True)
+    path = result.path.replace("\\", "/").lstrip("/")
+    lines: List[str] = []
+    for line in difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"):
+        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def json_report(results: Iterable[FileResult]) -> str:
+    items = []
+    for result in results:
+        if result.error:
+            items.append({"path": result.path, "error": result.error})
+            continue
+        for d in result.diagnostics:
+            items.append(
+                {
+                    "path": result.path,
+                    "line": d.line,
+                    "column": d.column,
+                    "code": d.code,
+                    "name": d.name,
+                    "message": d.message,
+                    "status": d.status,
+                    "fixable": d.status in ("fixed", "fixable", "unsafe-fix"),
+                    "hint": d.hint,
+                }
+            )
+    return json.dumps(items, indent=2)

@@ -1,0 +1,47 @@
+"""The rule registry. One module per rule; this list fixes the order rules run in."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Type
+
+from devfix.rules.base import Example, Finding, Rule, RuleContext
+from devfix.rules.dev001_device_declaration import DeviceDeclaration
+from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
+from devfix.rules.dev003_model_placement import ModelPlacement
+
+ALL_RULES: List[Type[Rule]] = [
+    DeviceDeclaration,
+    HardCodedCuda,
+    ModelPlacement,
+]
+
+BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+BY_NAME: Dict[str, Type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+
+
+def lookup(selector: str) -> List[Type[Rule]]:
+    """Rules matching a code (`DEV003`), a prefix (`DEV00`), `ALL`, or a kebab-case name."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return list(ALL_RULES)
+    if selector in BY_NAME:
+        return [BY_NAME[selector]]
+    matches = [rule for rule in ALL_RULES if rule.code.startswith(selector.upper())]
+    if not matches:
+        raise KeyError(selector)
+    return matches
+
+
+def enabled_rules(select: Sequence[str] = (), extend_select: Sequence[str] = (), ignore: Sequence[str] = ()) -> List[Type[Rule]]:
+    """The rules to run, in run order: the others in code order, then the `runs_last` ones."""
+    if select:
+        chosen = {rule for selector in select for rule in lookup(selector)}
+    else:
+        chosen = {rule for rule in ALL_RULES if rule.enabled_by_default}
+    chosen |= {rule for selector in extend_select for rule in lookup(selector)}
+    chosen -= {rule for selector in ignore for rule in lookup(selector)}
+    ordered = [rule for rule in ALL_RULES if rule in chosen]
+    return [r for r in ordered if not r.runs_last] + [r for r in ordered if r.runs_last]
+
+
+__all__ = ["ALL_RULES", "BY_CODE", "Example", "Finding", "Rule", "RuleContext", "enabled_rules", "lookup"]

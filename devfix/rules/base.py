@@ -1,0 +1,102 @@
+"""What a rule is: its identity, its docs and examples, and its check.
+
+A rule is a class with a code, a kebab-case name, a one-line summary, a fix safety, and
+ruff-style documentation ("why", an example, what to use instead). It carries its own
+examples in the Fixit manner — `invalid` (code it must fix, with the expected result) and
+`valid` (code it must leave alone) — which `devfix explain` prints and the test suite runs.
+`check` reads the shared `FileFacts` and yields findings; fixes are edits (data), never
+transformations done by the rule itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from devfix.analysis import FileFacts
+from devfix.config import Config
+from devfix.edits import Edit
+
+
+@dataclass(frozen=True)
+class Example:
+    """`before` must be reported; when `after` is given, the fix must produce it."""
+
+    before: str
+    after: Optional[str] = None
+
+
+@dataclass(eq=False)
+class Finding:
+    rule: "Rule"
+    node: cst.CSTNode
+    message: str
+    edits: Tuple[Edit, ...] = ()
+    hint: str = ""  # what to do by hand, for findings without a fix
+
+    @property
+    def fixable(self) -> bool:
+        return bool(self.edits)
+
+
+@dataclass
+class RuleContext:
+    facts: FileFacts
+    config: Config
+    module: cst.Module
+    findings: List[Finding] = field(default_factory=list)  # of rules that ran before
+
+    def statement(self, code: str) -> cst.BaseStatement:
+        """Parse one statement in this file's own newline and indentation style."""
+        return cst.parse_statement(code, config=self.module.config_for_parsing)
+
+    def expression(self, code: str) -> cst.BaseExpression:
+        return cst.parse_expression(code, config=self.module.config_for_parsing)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    safety: ClassVar[str] = "safe"  # "safe": applied by `apply`; "unsafe": only with --unsafe-fixes
+    enabled_by_default: ClassVar[bool] = True
+    runs_last: ClassVar[bool] = False  # DEV001 reads the device requests of the others
+    why: ClassVar[str] = ""
+    example: ClassVar[str] = ""
+    use_instead: ClassVar[str] = ""
+    invalid: ClassVar[Sequence[Example]] = ()
+    valid: ClassVar[Sequence[str]] = ()
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, node: cst.CSTNode, message: str, edits: Sequence[Edit] = (), hint: str = "") -> Finding:
+        return Finding(self, node, message, tuple(edits), hint)
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's page, in the shape of ruff's rule docs."""
+        lines = [
+            f"# {cls.code} {cls.name}",
+            "",
+            f"{cls.summary}",
+            "",
+            f"Fix: {'safe (applied by `devfix apply`)' if cls.safety == 'safe' else 'unsafe (applied only with `--unsafe-fixes`)'}."
+            + ("" if cls.enabled_by_default else " Off unless selected."),
+            "",
+            "## Why is this bad?",
+            cls.why.strip(),
+            "",
+            "## Example",
+            "```python",
+            cls.example.strip("\n"),
+            "```",
+            "",
+            "## Use instead",
+            "```python",
+            cls.use_instead.strip("\n"),
+            "```",
+        ]
+        return "\n".join(lines) + "\n"

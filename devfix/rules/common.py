@@ -1,0 +1,75 @@
+"""Small node builders shared by rules (the edit vocabulary is in `devfix.edits`)."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from devfix.analysis.facts import string_value
+
+ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """Wrap `expr` in parentheses unless it binds tighter than attribute access."""
+    if isinstance(expr, ATOMS) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def method_call(receiver: cst.BaseExpression, method: str, args: Sequence[cst.Arg] = ()) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=parenthesize(receiver), attr=cst.Name(method)), args=list(args))
+
+
+def move_to(receiver: cst.BaseExpression, device: cst.BaseExpression, non_blocking: bool = False) -> cst.Call:
+    """`receiver.to(device)` (and `non_blocking=True` when asked)."""
+    args = [cst.Arg(device)]
+    if non_blocking:
+        args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(
+            cst.Arg(
+                cst.Name("True"),
+                keyword=cst.Name("non_blocking"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        )
+    return method_call(receiver, "to", args)
+
+
+def is_cuda_string(expr: cst.BaseExpression) -> bool:
+    text = string_value(expr)
+    return text is not None and (text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()))
+
+
+def replace_arg_value(call: cst.Call, arg: cst.Arg, value: cst.BaseExpression) -> cst.Call:
+    args = [a.with_changes(value=value) if a is arg else a for a in call.args]
+    return call.with_changes(args=args)
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Append `name=value` to a call, keeping the layout of a multi-line argument list."""
+    new_arg = cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new_arg])
+    last = args[-1]
+    trailing = last.comma if isinstance(last.comma, cst.Comma) else None
+    if trailing is not None and isinstance(trailing.whitespace_after, cst.ParenthesizedWhitespace):
+        # A multi-line call with a trailing comma: the new argument goes on its own line,
+        # indented like the one before it.
+        previous = args[-2].comma if len(args) >= 2 else None
+        lead = previous.whitespace_after if isinstance(previous, cst.Comma) else call.whitespace_before_args
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=lead))
+        return call.with_changes(args=[*args, new_arg.with_changes(comma=trailing)])
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    if trailing is not None:
+        new_arg = new_arg.with_changes(comma=trailing)
+    return call.with_changes(args=[*args, new_arg])
