@@ -572,6 +572,8 @@ class FileFacts:
             for binding in self.device_bindings(scope):
                 if scope is innermost and binding.kind == "assign" and binding.order > position:
                     continue
+                if scope is not innermost and scope.kind == "module" and self.parent(self.statement_of(binding.node)) is not self.module:
+                    continue  # set under `if __name__ == "__main__":`: not there when imported
                 return DeviceRef(binding.name, "parameter" if binding.kind == "param" else "variable")
             attribute = self.self_device_attribute(scope)
             if attribute:

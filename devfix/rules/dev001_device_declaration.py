@@ -49,7 +49,7 @@ device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
         ),
         Example(
             "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2).cuda()\n",
-            "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(2, 2).to(device)\n",
+            'import torch\nfrom torch import nn\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nmodel = nn.Linear(2, 2).to(device)\n',
         ),
     )
     valid = (

@@ -12,7 +12,7 @@ from devfix.edits import Remove, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import move_to
 
-USING_METHODS = {"parameters", "named_parameters", "train", "eval", "forward"}
+USING_METHODS = {"train", "eval", "forward"}  # counting parameters is not using the model
 HARMLESS_CALLEES = {"print", "len", "str", "repr", "isinstance", "type", "id", "format", "vars", "hasattr", "getattr"}
 LOSSES_WITH_POSITIONAL_WEIGHT = {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss"}
 
@@ -87,7 +87,10 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
 
     # -- "is it used?" and "is it moved?" -------------------------------------------------
     def _is_used(self, ctx: RuleContext, model: Model) -> bool:
+        """Called, trained, or optimized: a model that is only inspected needs no device."""
         facts = ctx.facts
+        if any(model.name in opt.model_names and facts.binding_scope(opt.scope, model.name) is model.scope for opt in facts.optimizers):
+            return True
         for call in facts.references(model.name, model.scope):
             func = call.func
             if isinstance(func, cst.Name):

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+
+class PythonSnapshot(SingleFileSnapshotExtension):
+    """One readable `.py` file per snapshot: a reviewer reads the fixed script itself."""
+
+    file_extension = "py"
+    _write_mode = WriteMode.TEXT
+
+
+@pytest.fixture
+def py_snapshot(snapshot):
+    return snapshot.use_extension(PythonSnapshot)
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,100 @@
+"""Every fixture, automatically: snapshot, parses, idempotent, layout kept, and it runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tokenize
+from collections import Counter
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from devfix.engine import fix_code
+from fixture_cases import all_cases
+
+CASES = all_cases()
+POSITIVE = [c for c in CASES if not c.negative]
+RUNNABLE = [c for c in CASES if c.runnable]
+ids = lambda cases: [c.id for c in cases]  # noqa: E731
+PROBE = Path(__file__).parent / "gpu_probe.py"
+
+
+def fixed(case):
+    return fix_code(case.source(), case.config)
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_fixture_output(case, py_snapshot):
+    source = case.source()
+    new, diagnostics = fixed(case)
+    if case.negative:
+        assert new == source, "correct code must come out byte-for-byte unchanged"
+        assert diagnostics == [], f"correct code must not be reported: {diagnostics}"
+    else:
+        assert new != source, "a positive fixture must be fixed"
+        assert any(d.code == case.rule for d in diagnostics), f"{case.rule} must report this fixture"
+        assert new == py_snapshot
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_fixture_output_parses_and_is_idempotent(case):
+    new, _ = fixed(case)
+    compile(new, str(case.path), "exec")
+    cst.parse_module(new)
+    again, diagnostics = fix_code(new, case.config)
+    assert again == new, "a second run must change nothing"
+    assert [d for d in diagnostics if d.status == "fixed"] == []
+
+
+def _comments(text: str) -> Counter:
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return Counter(token.string for token in tokens if token.type == tokenize.COMMENT)
+
+
+@pytest.mark.parametrize("case", POSITIVE, ids=ids(POSITIVE))
+def test_fixture_keeps_comments_and_blank_lines(case):
+    source = case.source()
+    new, _ = fixed(case)
+    assert not (_comments(source) - _comments(new)), "every comment of the input must survive"
+    blank = lambda text: sum(1 for line in text.splitlines() if not line.strip())  # noqa: E731
+    assert blank(new) >= blank(source)
+
+
+def _run(script: Path, *, cuda: bool, timeout: int = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if not cuda:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    env.setdefault("PYTHONHASHSEED", "0")
+    return subprocess.run(
+        [sys.executable, str(PROBE), str(script)], cwd=script.parent, env=env,
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def _write_fixed(case, tmp_path: Path) -> Path:
+    new, _ = fixed(case)
+    script = tmp_path / f"{case.rule}_{case.name}.py"
+    script.write_text(new, encoding="utf-8")
+    return script
+
+
+@pytest.mark.parametrize("case", RUNNABLE, ids=ids(RUNNABLE))
+def test_fixed_fixture_runs_on_cpu(case, tmp_path):
+    result = _run(_write_fixed(case, tmp_path), cuda=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", RUNNABLE, ids=ids(RUNNABLE))
+def test_fixed_fixture_runs_on_gpu_with_model_on_cuda(case, tmp_path):
+    result = _run(_write_fixed(case, tmp_path), cuda=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    probe = [line for line in result.stdout.splitlines() if line.startswith("DEVFIX_PROBE ")]
+    devices = json.loads(probe[-1].split(" ", 1)[1])["parameter_devices"]
+    if devices:  # scripts that run a model: every forward saw its weights on the GPU
+        assert devices == ["cuda"], f"weights seen on {devices}"
