@@ -35,6 +35,7 @@ class Collected:
         self.classes: List[cst.ClassDef] = []
         self.functions: List[cst.FunctionDef] = []
         self.subscripts: List[cst.Subscript] = []
+        self.returns: List[cst.CSTNode] = []  # Return and Yield nodes
         self.double_quotes = 0
         self.single_quotes = 0
 
@@ -62,6 +63,8 @@ class _Collector(cst.CSTVisitor):
             cst.Call: self._call,
             cst.Expr: self._expr,
             cst.Subscript: self._subscript,
+            cst.Return: self._return,
+            cst.Yield: self._return,
             cst.SimpleString: self._string,
             cst.NamedExpr: self._walrus,
             cst.ExceptHandler: self._except,
@@ -204,6 +207,9 @@ class _Collector(cst.CSTVisitor):
 
     def _expr(self, node: cst.Expr) -> None:
         self.data.expr_statements.append(node)
+
+    def _return(self, node: cst.CSTNode) -> None:
+        self.data.returns.append(node)
 
     def _subscript(self, node: cst.Subscript) -> None:
         self.data.subscripts.append(node)

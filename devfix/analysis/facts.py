@@ -28,11 +28,15 @@ MODEL_PARAM_NAME = re.compile(r"^(model|net|network|module|classifier|encoder|de
 # Methods that return the same module (or a tensor) on another device or dtype.
 CHAIN_METHODS = {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "share_memory"}
 LOSS_WEIGHT_KEYWORDS = ("weight", "pos_weight")
+DTYPES = {"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32", "int64", "long", "uint8", "bool", "complex64", "complex128", "short"}
 WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
 NOT_MODULES = {"Parameter", "Module", "DataParallel", "ParameterList", "ParameterDict", "UninitializedParameter", "UninitializedBuffer"}
 DATALOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
-# Frameworks that place models and batches themselves: devfix leaves their files alone.
-SELF_PLACING = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ignite", "fastai")
+# Frameworks that place models and batches themselves, and multi-process code that picks a
+# device per rank: devfix leaves their files alone.
+SELF_PLACING = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ignite", "fastai", "torch.distributed", "torch.multiprocessing")
+# Words in a condition that say "this branch runs only where there is a GPU".
+GPU_GUARD_WORDS = ("cuda", "gpu", "accel")
 
 
 @dataclass(eq=False)
@@ -147,6 +151,17 @@ def root_name(expr: cst.BaseExpression) -> Optional[str]:
             return None
 
 
+def _names(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Names inside a (small) expression such as a return value."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            yield node
+        elif not isinstance(node, (cst.Lambda, cst.BaseComp)):
+            stack.extend(node.children)
+
+
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     return (
         isinstance(statement, cst.SimpleStatementLine)
@@ -259,10 +274,51 @@ class FileFacts:
     def self_placing_framework(self) -> bool:
         """The file uses a framework that moves models and batches itself."""
         return any(
-            b.kind == "import" and b.qualname and b.qualname.split(".")[0] in SELF_PLACING
-            for bindings in self.data.module_scope.bindings.values()
+            b.kind == "import" and b.qualname and any(b.qualname == p or b.qualname.startswith(p + ".") for p in SELF_PLACING)
+            for scope in self.data.scopes.values()
+            for bindings in scope.bindings.values()
             for b in bindings
         )
+
+    @cached_property
+    def places_tensors(self) -> bool:
+        """Whether the program puts anything on a device at all.
+
+        A program that never does (no device variable, no `.to(...)`/`.cuda()`, no `device=`)
+        is consistent: everything lives on the CPU. devfix does not turn CPU-only programs
+        into GPU programs; it fixes programs that place some things and not others.
+        """
+        if any(self.device_bindings(scope) for scope in self.data.scopes.values()):
+            return True
+        for call in self.data.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args and not self._is_dtype(call.args[0].value):
+                return True
+            if keyword_arg(call, "device") is not None:
+                return True
+        return False
+
+    def _is_dtype(self, expr: cst.BaseExpression) -> bool:
+        qual = self.qualname(expr, at=expr) or ""
+        return qual.startswith("torch.") and qual.split(".")[-1] in DTYPES
+
+    def under_gpu_guard(self, node: cst.CSTNode) -> bool:
+        """`node` runs only where a GPU exists: inside `if torch.cuda.is_available():`,
+        `if use_cuda:`, `if device.type == "cuda":`, `if args.gpu is not None:` (either branch).
+
+        A heuristic on the condition's names, by design: any condition about CUDA, GPUs or
+        accelerators means the author already chose what happens without one.
+        """
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and self._mentions_gpu(ancestor.test):
+                return True
+        return False
+
+    def _mentions_gpu(self, test: cst.BaseExpression) -> bool:
+        code = self.module.code_for_node(test).lower()
+        return any(word in code for word in GPU_GUARD_WORDS)
 
     @cached_property
     def prefers_single_quotes(self) -> bool:
@@ -308,6 +364,22 @@ class FileFacts:
         return self._classes_deriving(
             ("torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset")
         )
+
+    @cached_property
+    def self_placing_classes(self) -> Dict[str, cst.ClassDef]:
+        """Model classes whose `__init__` places its own layers (`.to(device)`, `device=`)."""
+        found = {}
+        for name, node in self.model_classes.items():
+            init = next((f for f in self.data.functions if f.name.value == "__init__" and self.class_of_method(f) is node), None)
+            if init is None:
+                continue
+            for call in self.data.calls:
+                func = call.func
+                moves = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+                if (moves or keyword_arg(call, "device") is not None) and self.is_inside(call, init):
+                    found[name] = node
+                    break
+        return found
 
     def class_of_method(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
         parent = self.parent(function)
@@ -404,6 +476,8 @@ class FileFacts:
                 if scope is None or (id(scope), name) in found:
                     continue
                 first = next((b for b in bindings if b.kind == "assign" and isinstance(unwrap_chain(b.value), cst.Call)), None)
+                if first is not None and (self.qualname(unwrap_chain(first.value).func, at=first.node) or "").startswith("torch."):
+                    continue  # `fully_shard(model)`, `torch.compile(model)`: wraps a model placed elsewhere
                 if first is not None:
                     found[(id(scope), name)] = Model(name, scope, first, unwrap_chain(first.value), "model")
         return sorted(found.values(), key=lambda m: m.binding.order)
@@ -431,6 +505,16 @@ class FileFacts:
                 if isinstance(arg.value, cst.Name) and arg.value.value == name:
                     if self.binding_scope(self.scope_of(call), name) is scope:
                         yield call, (index if arg.keyword is None else -1)
+
+    def returned(self, name: str, scope: Scope) -> bool:
+        """Whether variable `name` of `scope` is returned or yielded (it escapes to the caller)."""
+        for node in self.data.returns:
+            value = getattr(node, "value", None)
+            if value is None or self.function_scope_of(node) is not scope:
+                continue
+            if any(isinstance(n, cst.Name) and n.value == name for n in _names(value)):
+                return True
+        return False
 
     def local_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         if not isinstance(call.func, cst.Name):

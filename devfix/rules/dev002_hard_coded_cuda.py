@@ -65,7 +65,7 @@ criterion.to(device)
                 collapsed.append(node)
                 yield finding
         for call in facts.data.calls:
-            if any(facts.is_inside(call, block) for block in collapsed):
+            if any(facts.is_inside(call, block) for block in collapsed) or facts.under_gpu_guard(call):
                 continue
             finding = self._check_call(ctx, call)
             if finding is not None:
@@ -114,7 +114,9 @@ criterion.to(device)
             return False  # a module (`torch.cuda`), not a tensor or model
         positional = [arg for arg in call.args if arg.keyword is None]
         keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-        return len(positional) <= 1 and keywords <= {"non_blocking", "device", "memory_format"}
+        if positional and not isinstance(positional[0].value, cst.Integer):
+            return False  # `.cuda(args.gpu)`, `.cuda(rank)`: a device index chosen on purpose
+        return len(positional) <= 1 and keywords <= {"non_blocking", "memory_format"}
 
     def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: DeviceRef) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
@@ -136,6 +138,8 @@ criterion.to(device)
     def _collapse_if(self, ctx: RuleContext, node: cst.If) -> Optional[Finding]:
         if not self._tests_cuda(ctx, node.test):
             return None
+        if not isinstance(ctx.facts.parent(node), (cst.IndentedBlock, cst.Module)):
+            return None  # an `elif` branch: collapsing it would change the chain
         body = _simple_statements(node.body)
         if body is None or not body or not all(self._is_cuda_move(ctx, stmt) for stmt in body):
             return None
@@ -144,7 +148,7 @@ criterion.to(device)
             if other is None or not all(self._is_cpu_move_or_pass(ctx, stmt) for stmt in other):
                 return None
         device = ctx.facts.need_device(node, self.code)
-        message = "`if torch.cuda.is_available():` only moves things to CUDA"
+        message = f"`if {_code(ctx, node.test)}:` only moves things to CUDA"
         if device is None:
             return self.finding(node, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
         moved = [self._rewrite_move(ctx, stmt, device) for stmt in body]

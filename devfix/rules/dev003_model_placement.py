@@ -56,7 +56,7 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if facts.self_placing_framework:
+        if facts.self_placing_framework or not facts.places_tensors:
             return
         for model in facts.models:
             finding = self._check_model(ctx, model)
@@ -70,6 +70,8 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         if not self._is_used(ctx, model):
             return None
         if keyword_arg(model.call, "device") is not None or chain_moves(model.binding.value):
+            return None
+        if isinstance(model.call.func, cst.Name) and model.call.func.value in facts.self_placing_classes:
             return None
         moves = [call for call in facts.references(model.name, model.scope) if _is_move(call)]
         moves += [call for call in self._wrapper_moves(ctx, model)]
@@ -112,8 +114,11 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
                     yield call
 
     def _escapes(self, ctx: RuleContext, model: Model) -> bool:
-        """The model goes somewhere devfix cannot see (a helper of another module that may move it)."""
+        """The model goes somewhere devfix cannot see (a helper of another module that may move it,
+        or the caller it is returned to)."""
         facts = ctx.facts
+        if facts.returned(model.name, model.scope):
+            return True
         for call, position in facts.calls_passing(model.name, model.scope):
             function = facts.local_function(call)
             if function is not None:
