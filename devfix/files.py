@@ -25,7 +25,7 @@ def _load_gitignore(folder: Path) -> Optional[pathspec.PathSpec]:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _ignored(path: Path, is_dir: bool, specs: Sequence[Tuple[Path, pathspec.PathSpec]]) -> bool:
@@ -53,7 +53,7 @@ def _parent_gitignores(folder: Path) -> List[Tuple[Path, pathspec.PathSpec]]:
 
 def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
     """Python files under `paths`, in a stable (sorted) order, each once."""
-    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen = set()
     for root in paths:
         if root.is_file():

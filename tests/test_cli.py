@@ -1,0 +1,153 @@
+"""The command line, through click's CliRunner: exit codes, diff format, nothing written by --diff."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from devfix import __version__
+from devfix.cli import main
+
+BUGGY = textwrap.dedent(
+    """\
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(4, 2)
+    out = net(torch.ones(1, 4).to(device))
+    """
+)
+CLEAN = BUGGY.replace("nn.Linear(4, 2)", "nn.Linear(4, 2).to(device)")
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    (tmp_path / "notes.txt").write_text("torch")
+    return tmp_path
+
+
+def test_apply_fixes_in_place_and_reports_each_fix(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["apply", "."])
+    assert result.exit_code == 0, result.output
+    assert (project / "train.py").read_text() == CLEAN
+    assert "train.py:5:7: DEV003 [fixed] model 'net' is never moved to the device" in result.output
+    assert "Fixed 1 problem in 1 file (2 files checked)." in result.output
+
+
+def test_diff_is_a_dry_run_with_git_style_paths(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["apply", "--diff", "train.py"])
+    assert result.exit_code == 1
+    assert (project / "train.py").read_text() == BUGGY, "--diff must write nothing"
+    assert "--- a/train.py\n+++ b/train.py\n" in result.stdout
+    assert "-net = nn.Linear(4, 2)\n+net = nn.Linear(4, 2).to(device)\n" in result.stdout
+    assert "Would fix 1 problem" in result.stderr
+
+
+def test_diff_exits_zero_when_nothing_would_change(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["apply", "--diff", "clean.py"])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+
+
+def test_check_reports_without_fixing(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["check", "."])
+    assert result.exit_code == 1
+    assert "train.py:5:7: DEV003 [*] model 'net'" in result.output
+    assert (project / "train.py").read_text() == BUGGY
+    assert runner.invoke(main, ["check", "clean.py"]).exit_code == 0
+
+
+def test_json_output(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["check", "--format", "json", "train.py"])
+    items = json.loads(result.stdout)
+    assert [(i["code"], i["line"], i["column"], i["status"]) for i in items] == [("DEV003", 5, 7, "fixable")]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["apply", "missing_dir"], "devfix: error: path 'missing_dir' does not exist"),
+        (["apply", "--no-such-option", "."], "devfix: error: No such option"),
+        (["check", "--select", "DEV999", "."], "devfix: error: unknown rule selector"),
+        (["explain", "nothing"], "devfix: error: unknown rule 'nothing'"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(runner, project, monkeypatch, args, message):
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2
+    assert result.output.startswith(message)
+    assert len(result.output.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_select_and_ignore(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    assert runner.invoke(main, ["check", "--ignore", "DEV003", "train.py"]).exit_code == 0
+    assert runner.invoke(main, ["check", "--select", "model-placement", "train.py"]).exit_code == 1
+
+
+def test_pyproject_configuration_is_read_and_validated(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    (project / "pyproject.toml").write_text('[tool.devfix]\nignore = ["DEV003"]\n')
+    assert runner.invoke(main, ["check", "train.py"]).exit_code == 0
+    (project / "pyproject.toml").write_text('[tool.devfix]\ndevice-style = "quantum"\n')
+    result = runner.invoke(main, ["check", "train.py"])
+    assert result.exit_code == 2 and "device-style" in result.output
+
+
+def test_gitignore_virtualenvs_and_hidden_dirs_are_skipped(runner, project, monkeypatch):
+    monkeypatch.chdir(project)
+    for folder in ("ignored", ".hidden", "venv_x", "build"):
+        (project / folder).mkdir()
+        (project / folder / "t.py").write_text(BUGGY)
+    (project / "venv_x" / "pyvenv.cfg").write_text("home = /usr\n")
+    (project / ".gitignore").write_text("ignored/\n")
+    result = runner.invoke(main, ["check", "."])
+    assert "ignored" not in result.output and ".hidden" not in result.output
+    assert "venv_x" not in result.output and "build" not in result.output
+    assert "(2 files checked)" in result.output
+
+
+def test_version_help_and_rule_docs(runner):
+    assert __version__ in runner.invoke(main, ["--version"]).output
+    for command in ("apply", "check", "rules", "explain"):
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+    listing = runner.invoke(main, ["rules"]).output
+    assert "DEV001  device-declaration" in listing
+    page = runner.invoke(main, ["explain", "DEV003"]).output
+    assert "## Why is this bad?" in page and "## Use instead" in page
+
+
+def test_python_dash_m_entry_point():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "devfix", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and __version__ in result.stdout
+
+
+def test_examples_diff_shows_reviewable_fixes(runner):
+    examples = Path(__file__).parent.parent / "examples"
+    result = runner.invoke(main, ["apply", "--diff", str(examples)])
+    assert result.exit_code == 1
+    assert "+device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")" in result.stdout
+    assert '-    device = torch.device("cuda:1")' in result.stdout
