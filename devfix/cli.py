@@ -213,7 +213,7 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
             continue
         if options["quiet"]:
             continue
-        for line in text_lines(result):
+        for line in text_lines(result, dry_run=diff_mode):
             click.echo(line, err=out_err)
     if not options["quiet"]:
         click.echo(_summary(results, diff_mode, check_mode), err=out_err)

@@ -85,10 +85,14 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
 
 def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:
     seen: Set[Tuple[str, str]] = set()
+    dropped: Set[Tuple[str, str]] = set()  # fixes that produced unparseable code: never retried
     for round_number in range(MAX_ROUNDS if fix else 1):
         facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style)
         findings = _run_rules(module, facts, rules, config)
-        to_fix = [f for f in findings if fix and f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
+        to_fix = [
+            f for f in findings
+            if fix and f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes) and (f.rule.code, f.message) not in dropped
+        ]
         new_module, fixed = _apply(module, facts, to_fix)
         for finding in findings:
             key = (finding.rule.code, finding.message)
@@ -101,14 +105,46 @@ def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: 
             seen.add(key)
         if not fixed:
             return module
-        try:
-            module = cst.parse_module(new_module.bytes)
-        except Exception as error:  # noqa: BLE001 - a fix produced code that does not parse
-            codes = ", ".join(sorted({f.rule.code for f in fixed}))
-            result.diagnostics = [d for d in result.diagnostics if d.status != "fixed"]
-            result.error = f"internal error: the fixes of {codes} produced code that does not parse ({_one_line(error)}); file left unchanged"
-            raise _Unparseable() from None
+        module = _reparse_or_drop(module, facts, fixed, new_module, result, dropped)
     return module
+
+
+def _reparse_or_drop(
+    module: cst.Module, facts: FileFacts, fixed: List[Finding], new_module: cst.Module, result: FileResult, dropped: Set[Tuple[str, str]]
+) -> cst.Module:
+    """Re-parse the round's output; if it does not parse, find the fixes that break it.
+
+    Each fix is tried alone; the ones whose output does not parse are dropped and reported
+    as internal errors (never written), and the others are applied without them.
+    """
+    try:
+        return cst.parse_module(new_module.bytes)
+    except Exception:  # noqa: BLE001 - some fix produced code that does not parse
+        pass
+    broken = [f for f in fixed if not _parses(_apply(module, facts, [f])[0])]
+    for finding in broken:
+        dropped.add((finding.rule.code, finding.message))
+        result.diagnostics = [d for d in result.diagnostics if not (d.status == "fixed" and d.message == finding.message)]
+        line, column = facts.position(finding.node)
+        result.diagnostics.append(
+            Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, "no-fix",
+                       "internal error: this fix produced code that does not parse and was dropped; please report it")
+        )
+    keep = [f for f in fixed if f not in broken]
+    candidate, applied = _apply(module, facts, keep)
+    if _parses(candidate):
+        return cst.parse_module(candidate.bytes)
+    result.diagnostics = [d for d in result.diagnostics if d.status != "fixed"]
+    result.error = "internal error: devfix's fixes produced code that does not parse; file left unchanged"
+    raise _Unparseable()
+
+
+def _parses(module: cst.Module) -> bool:
+    try:
+        cst.parse_module(module.bytes)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 class _Unparseable(Exception):

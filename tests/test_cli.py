@@ -54,6 +54,7 @@ def test_diff_is_a_dry_run_with_git_style_paths(runner, project, monkeypatch):
     assert (project / "train.py").read_text() == BUGGY, "--diff must write nothing"
     assert "--- a/train.py\n+++ b/train.py\n" in result.stdout
     assert "-net = nn.Linear(4, 2)\n+net = nn.Linear(4, 2).to(device)\n" in result.stdout
+    assert "train.py:5:7: DEV003 [would fix] model 'net'" in result.stderr
     assert "Would fix 1 problem" in result.stderr
 
 
@@ -151,3 +152,30 @@ def test_examples_diff_shows_reviewable_fixes(runner):
     assert result.exit_code == 1
     assert "+device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")" in result.stdout
     assert '-    device = torch.device("cuda:1")' in result.stdout
+
+
+def test_a_fix_that_does_not_parse_is_dropped_and_reported(monkeypatch):
+    """The engine never returns code that does not parse, and keeps the other fixes."""
+    import libcst as cst
+
+    from devfix.engine import process_source
+    from devfix.config import Config
+    from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
+
+    real = HardCodedCuda._fix
+
+    def broken_fix(self, ctx, call, message, build):
+        finding = real(self, ctx, call, message, build)
+        if "zeros" in message:  # make this one fix emit an invalid tree
+            from devfix.edits import Replace
+            invalid = cst.Attribute(value=cst.Integer("1"), attr=cst.Name("real"))  # `1.real`
+            finding = self.finding(call, message, [Replace(call, invalid)])
+        return finding
+
+    monkeypatch.setattr(HardCodedCuda, "_fix", broken_fix)
+    source = b"import torch\ndevice = torch.device('cpu')\na = torch.zeros(2).cuda()\nb = torch.ones(2).cuda()\n"
+    result = process_source(source, Config(), fix=True)
+    assert result.error is None
+    assert result.new == b"import torch\ndevice = torch.device('cpu')\na = torch.zeros(2).cuda()\nb = torch.ones(2).to(device)\n"
+    dropped = [d for d in result.diagnostics if d.status == "no-fix"]
+    assert len(dropped) == 1 and "does not parse" in dropped[0].hint

@@ -11,12 +11,13 @@ from devfix.engine import FileResult
 STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
 
 
-def text_lines(result: FileResult) -> Iterable[str]:
+def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
     if result.error:
         yield f"{result.path}: error: {result.error}"
         return
     for d in sorted(result.diagnostics, key=lambda d: (d.line, d.column, d.code)):
-        line = f"{result.path}:{d.line}:{d.column}: {d.code} {STATUS_LABEL[d.status]} {d.message}"
+        label = "[would fix]" if dry_run and d.status == "fixed" else STATUS_LABEL[d.status]
+        line = f"{result.path}:{d.line}:{d.column}: {d.code} {label} {d.message}"
         if d.status == "unsafe-fix":
             line += " (unsafe fix available: run with --unsafe-fixes)"
         elif d.hint and d.status == "no-fix":
