@@ -72,8 +72,19 @@ class _Applier(cst.CSTTransformer):
     def __init__(self, plan: _Plan) -> None:
         super().__init__()
         self.plan = plan
+        self.blocks: List[cst.CSTNode] = []  # enclosing Module / IndentedBlock, innermost last
+        # Comment lines of removed statements, waiting for the next statement of their block.
+        self.orphans: Dict[int, List[cst.EmptyLine]] = {}
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self.blocks.append(node)
+        return True
 
     def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            self.blocks.pop()
+            return self._settle_orphans(original_node, updated_node)
         key = id(original_node)
         plan = self.plan
         result = plan.replace.get(key, updated_node)
@@ -86,9 +97,35 @@ class _Applier(cst.CSTTransformer):
         if before or after or key in plan.replace_with_many:
             many = [*(before or ()), *many, *(after or ())]
             if not many:
+                self._keep_comments(original_node)
                 return cst.RemovalSentinel.REMOVE
-            return cst.FlattenSentinel(many)
-        return result
+            return self._adopt_orphans(original_node, cst.FlattenSentinel(many))
+        return self._adopt_orphans(original_node, result)
+
+    def _keep_comments(self, removed: cst.CSTNode) -> None:
+        comments = [line for line in getattr(removed, "leading_lines", ()) if line.comment is not None]
+        if comments and self.blocks:
+            self.orphans.setdefault(id(self.blocks[-1]), []).extend(comments)
+
+    def _adopt_orphans(self, original, result):
+        """Give waiting comment lines to the first statement that follows them."""
+        if not isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) or not self.blocks:
+            return result
+        comments = self.orphans.pop(id(self.blocks[-1]), None)
+        if not comments:
+            return result
+        if isinstance(result, cst.FlattenSentinel):
+            first, *rest = list(result.nodes)
+            first = first.with_changes(leading_lines=[*first.leading_lines, *comments])
+            return cst.FlattenSentinel([first, *rest])
+        return result.with_changes(leading_lines=[*result.leading_lines, *comments])
+
+    def _settle_orphans(self, original, updated):
+        """Comments of a block's removed last statement go to the block's footer."""
+        comments = self.orphans.pop(id(original), None)
+        if not comments:
+            return updated
+        return updated.with_changes(footer=[*comments, *updated.footer])
 
 
 def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[cst.Module, Set[int]]":
