@@ -38,3 +38,13 @@ def test_rule_is_documented(rule):
     assert rule.safety in ("safe", "unsafe")
     assert rule.summary and rule.why.strip() and rule.example.strip() and rule.use_instead.strip()
     assert rule.invalid and rule.valid, "every rule carries examples it must fix and leave alone"
+
+
+def test_generated_rule_docs_are_current():
+    """docs/rules.md is generated from the rule classes; regenerate with `devfix explain --all > docs/rules.md`."""
+    from pathlib import Path
+
+    from devfix.cli import rules_reference
+
+    page = Path(__file__).parent.parent / "docs" / "rules.md"
+    assert page.read_text(encoding="utf-8") == rules_reference()
