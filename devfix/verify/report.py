@@ -64,7 +64,10 @@ class Result:
             )
         if self.verdict == "device-error":
             devs = ", ".join(f"{k} on {v}" for k, v in self.devices.items())
-            head = f"{where}device mismatch in {self.operation}" + (f": {devs}" if devs else "")
+            if devs:
+                head = f"{where}device mismatch in {self.operation}: {devs}"
+            else:
+                head = f"{where}device error: {self.operation}"
             lines = [head, f"  {self.message}"]
             if self.detail:
                 lines.append(f"  ({self.detail})")

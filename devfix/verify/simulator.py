@@ -364,9 +364,19 @@ def _flatten_named(items):
     return out
 
 
+_LEGACY = {
+    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
+    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor",
+    torch.bool: "BoolTensor", torch.complex64: "ComplexFloatTensor",
+    torch.complex128: "ComplexDoubleTensor",
+}
+
+
 def _cuda_type(t, on_cuda: bool) -> str:
-    base = torch._C.TensorBase.type(t)  # 'torch.FloatTensor'
-    return base.replace("torch.", "torch.cuda.", 1) if on_cuda else base
+    """Legacy type name as real PyTorch prints it: torch[.cuda].FloatTensor."""
+    name = _LEGACY.get(t.dtype, "Tensor")
+    return f"torch.cuda.{name}" if on_cuda else f"torch.{name}"
 
 
 def _check_same_device(func, args, kwargs) -> None:
@@ -730,6 +740,10 @@ class _IdleStream:
 _NOT_CAPTURING = _IdleStream()
 
 
+def _no_op(*a, **k):
+    return None
+
+
 def _set_device(dev=None):
     d = dev if isinstance(dev, (int, type(None))) else torch.device(dev).index
     if d not in (None, 0):
@@ -857,13 +871,13 @@ def activate(state: State):
             "get_device_capability": _cuda_call((8, 0)),
             "get_device_properties": _cuda_call(props),
             "synchronize": _cuda_call(None),
-            "manual_seed": _cuda_call(None),
-            "manual_seed_all": _cuda_call(None),
-            "seed": _cuda_call(None),
-            "seed_all": _cuda_call(None),
+            "manual_seed": _no_op,  # real torch queues these lazily: no init
+            "manual_seed_all": _no_op,  # real torch queues these lazily: no init
+            "seed": _no_op,  # real torch queues these lazily: no init
+            "seed_all": _no_op,  # real torch queues these lazily: no init
             "empty_cache": lambda: None,
             "ipc_collect": lambda: None,
-            "is_initialized": lambda: state.device_used,
+            "is_initialized": lambda: state.device_used and not state.in_bad_fork,
             "is_bf16_supported": lambda *a, **k: True,
             "_lazy_init": _touch_device,
             "set_device": _set_device,
@@ -916,6 +930,8 @@ def activate(state: State):
         p.set(torch, "load", _load(torch.load))
         p.set(torch.serialization, "load", torch.load)
         p.set(_pin_module, "pin_memory", _pin_memory)
+        # the RNN modules ask cuDNN about "cuda" weights; there is no cuDNN here
+        p.set(torch.backends.cudnn, "is_acceptable", lambda t: False)
         p.set(torch.nn.DataParallel, "forward", _dp_forward)
         p.set(torch.nn.parallel.data_parallel, "_check_balance", lambda ids: None)
 
