@@ -530,6 +530,10 @@ def _api_type(t, dtype=None, non_blocking=False, **kwargs):
         on_cuda = ".cuda." in dtype
         cls = getattr(torch, dtype.replace("torch.cuda.", "torch.").split(".")[-1])
         return _move(t, CUDA0 if on_cuda else "cpu", cls.dtype, non_blocking)
+    if not isinstance(dtype, torch.dtype) and isinstance(getattr(dtype, "dtype", None), torch.dtype):
+        # legacy tensor types: torch.cuda.FloatTensor, torch.LongTensor
+        on_cuda = bool(getattr(dtype, "is_cuda", False))
+        return _move(t, CUDA0 if on_cuda else "cpu", dtype.dtype, non_blocking)
     return _move(t, sim_device(t), dtype, non_blocking)
 
 

@@ -18,6 +18,7 @@ MUST_FAIL = [
     ("fail_getitem_worker.py", "DEV006", []),
     ("fail_dataparallel_cpu_model.py", "DEV003", []),
     ("fail_adagrad_before_move.py", "DEV003", []),
+    ("fail_gan_labels.py", "DEV008", []),
     ("fail_load_no_map_location.py", "DEV010", ["--cpu-only-load"]),
 ]
 
