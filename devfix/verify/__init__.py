@@ -1,0 +1,75 @@
+"""``devfix verify``: run a script on a simulated CUDA device, CPU only.
+
+This package must stay importable without torch: ``run_script`` runs the
+verifier in a subprocess, so patching never leaks into the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+__all__ = ["VerifyResult", "run_script"]
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class VerifyResult:
+    """Outcome of one verification run.
+
+    ``verdict``: ok | device-error | script-error | unsupported | usage-error | timeout.
+    ``report``: the JSON report as a dict (file, line, operation, devices, rule, ...).
+    """
+
+    verdict: str
+    exit_code: int | None
+    report: dict = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+    @property
+    def rule(self):
+        return self.report.get("rule")
+
+    @property
+    def line(self):
+        return self.report.get("line")
+
+
+def run_script(path, args=(), cpu_only_load: bool = False, timeout: float = 60,
+               python: str | None = None, cwd: str | None = None) -> VerifyResult:
+    """Verify ``path`` in a fresh interpreter and return its verdict."""
+    cmd = [python or sys.executable, "-m", "devfix.verify", "--json"]
+    if cpu_only_load:
+        cmd.append("--cpu-only-load")
+    cmd += [os.fspath(path), *map(str, args)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                              cwd=cwd or os.path.dirname(os.path.abspath(path)))
+    except subprocess.TimeoutExpired as e:
+        return VerifyResult("timeout", None, {}, _text(e.stdout), _text(e.stderr))
+    report = {}
+    for line in reversed(proc.stdout.strip().splitlines()):
+        try:
+            report = json.loads(line)
+            break
+        except ValueError:
+            continue
+    verdict = report.get("verdict") or ("usage-error" if proc.returncode == 2 else "script-error")
+    return VerifyResult(verdict, proc.returncode, report, proc.stdout, proc.stderr)
+
+
+def _text(b) -> str:
+    if b is None:
+        return ""
+    return b.decode(errors="replace") if isinstance(b, bytes) else b

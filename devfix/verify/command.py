@@ -1,0 +1,33 @@
+"""The ``devfix verify`` click command.
+
+Must not import torch (plain ``devfix`` does not need it): the runner is
+imported inside the command body, and it imports torch only when it runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command(
+    "verify",
+    context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option(
+    "--cpu-only-load",
+    is_flag=True,
+    help="Make torch.load of CUDA tensors without map_location fail as on a CPU-only machine.",
+)
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def verify_command(as_json: bool, cpu_only_load: bool, script: str, args: tuple) -> None:
+    """Run SCRIPT [ARGS] as if one CUDA device existed (all work stays on the
+    CPU) and report the first place where tensors on different devices meet.
+
+    Exit codes: 0 clean, 1 device bug or script error, 2 usage error or
+    PyTorch missing, 3 the script uses a feature the simulation does not model.
+    """
+    from devfix.verify.runner import run
+
+    raise SystemExit(run(script, args, as_json=as_json, cpu_only_load=cpu_only_load))

@@ -1,0 +1,160 @@
+"""Turn the outcome of a simulated run into a verdict, a text report and JSON.
+
+No torch import here: the runner hands over plain data (a simulator ``Event``
+or an exception), so this module is testable and cheap to import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import traceback
+from dataclasses import asdict, dataclass, field
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
+
+RULES = {
+    "DEV003": ("model-placement", "move the model where it is built, before the optimizer: model = Net().to(device)"),
+    "DEV004": ("batch-to-device", "move each batch to the device at the top of the loop: x, y = x.to(device), y.to(device)"),
+    "DEV005": ("loader-pin-memory", "pin_memory=True needs CPU data: keep the dataset on the CPU (move batches in the loop) or drop pin_memory"),
+    "DEV006": ("dataset-off-cpu-path", "do not touch the device inside a Dataset used by worker processes; move the batch in the loop"),
+    "DEV007": ("forward-created-tensor", "create it on the input's device: torch.zeros(..., device=x.device)"),
+    "DEV008": ("loop-created-tensor", "create it on the device: torch.full(..., device=device)"),
+    "DEV009": ("host-conversion", "copy to the host first: t.detach().cpu().numpy()"),
+    "DEV010": ("load-map-location", "torch.load(f, map_location=device)"),
+    "DEV012": ("module-tensor-attribute", "make it a buffer so it moves with the model: self.register_buffer(\"name\", t, persistent=False)"),
+}
+
+# device errors that reach the runner as text only (raised in a DataLoader
+# worker process or the pin-memory thread and re-raised by the DataLoader)
+_TEXT_PATTERNS = [
+    ("Cannot re-initialize CUDA in forked subprocess", "DEV006", "CUDA use in a forked DataLoader worker"),
+    ("only dense CPU tensors can be pinned", "DEV005", "pin_memory()"),
+    ("Attempting to deserialize object on a CUDA device", "DEV010", "torch.load()"),
+    ("Expected all tensors to be on the same device", "DEV004", "tensor operation"),
+]
+
+
+@dataclass
+class Result:
+    verdict: str  # ok | device-error | script-error | unsupported | usage-error
+    exit_code: int
+    file: str | None = None
+    line: int | None = None
+    operation: str | None = None
+    devices: dict = field(default_factory=dict)
+    rule: str | None = None
+    rule_name: str | None = None
+    message: str | None = None
+    hint: str | None = None
+    detail: str | None = None
+    tensors_on_device: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    def to_text(self) -> str:
+        where = f"{_show(self.file)}:{self.line}: " if self.file else ""
+        if self.verdict == "ok":
+            return (
+                f"verify: OK — {self.tensors_on_device:,} tensors placed on the "
+                f"simulated cuda:0, {self.seconds:.1f} s"
+            )
+        if self.verdict == "device-error":
+            devs = ", ".join(f"{k} on {v}" for k, v in self.devices.items())
+            if devs:
+                head = f"{where}device mismatch in {self.operation}: {devs}"
+            else:
+                head = f"{where}device error: {self.operation}"
+            lines = [head, f"  {self.message}"]
+            if self.detail:
+                lines.append(f"  ({self.detail})")
+            if self.rule:
+                lines.append(f"hint: {self.rule} {self.rule_name} — {self.hint}")
+            lines.append(f"verify: FAILED — device bug on the simulated cuda:0, {self.seconds:.1f} s")
+            return "\n".join(lines)
+        if self.verdict == "unsupported":
+            return (
+                f"{where}unsupported: {self.operation}\n"
+                "verify: cannot verify this script: the simulation does not model "
+                "this feature (see docs/verify.md)"
+            )
+        if self.verdict == "script-error":
+            return (
+                f"{where}the script failed (not a device error): {self.message}\n"
+                f"verify: FAILED — script error, {self.seconds:.1f} s"
+            )
+        return f"verify: {self.message}"
+
+
+def _show(path: str | None) -> str:
+    if not path:
+        return "?"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _with_rule(res: Result, rule: str | None) -> Result:
+    if rule:
+        res.rule = rule
+        res.rule_name, res.hint = RULES.get(rule, ("", ""))
+    return res
+
+
+def last_user_frame(exc: BaseException, is_user_file) -> tuple[str | None, int | None]:
+    """The innermost frame of the traceback that is in the user's own code."""
+    found = (None, None)
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if is_user_file(fs.filename):
+            found = (fs.filename, fs.lineno)
+    return found
+
+
+def location_in_text(text: str, is_user_file) -> tuple[str | None, int | None]:
+    """Last user frame named inside a re-raised worker traceback text."""
+    found = (None, None)
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', text):
+        if is_user_file(m.group(1)):
+            found = (m.group(1), int(m.group(2)))
+    return found
+
+
+def from_event(event, exc, is_user_file, tensors, seconds) -> Result:
+    """A device error or unsupported feature recorded by the simulator."""
+    file, line = event.file, event.line
+    if file is None and exc is not None:
+        file, line = location_in_text(str(exc), is_user_file)
+        if file is None:
+            file, line = last_user_frame(exc, is_user_file)
+    if event.kind == "unsupported":
+        return Result("unsupported", EXIT_UNSUPPORTED, file, line, event.message,
+                      message=f"unsupported: {event.message}",
+                      tensors_on_device=tensors, seconds=seconds)
+    res = Result("device-error", EXIT_FAIL, file, line, event.operation, dict(event.devices),
+                 message=event.message, detail=event.detail or None,
+                 tensors_on_device=tensors, seconds=seconds)
+    return _with_rule(res, event.rule)
+
+
+def from_exception(exc, is_user_file, tensors, seconds) -> Result:
+    """An exception the simulator did not record: maybe a device error raised in
+    a worker process / pin thread (text only), else the script's own failure."""
+    text = f"{type(exc).__name__}: {exc}"
+    for pattern, rule, op in _TEXT_PATTERNS:
+        if pattern in str(exc):
+            file, line = location_in_text(str(exc), is_user_file)
+            if file is None:
+                file, line = last_user_frame(exc, is_user_file)
+            msg = next((ln for ln in str(exc).splitlines() if pattern in ln), str(exc))
+            msg = re.sub(r"^\w+(Error|Exception): ", "", msg.strip())
+            res = Result("device-error", EXIT_FAIL, file, line, op, {}, message=msg,
+                         tensors_on_device=tensors, seconds=seconds)
+            return _with_rule(res, rule)
+    file, line = last_user_frame(exc, is_user_file)
+    return Result("script-error", EXIT_FAIL, file, line, message=text.splitlines()[0] if text else text,
+                  tensors_on_device=tensors, seconds=seconds)

@@ -1,0 +1,80 @@
+"""Run one script under the simulated device and report (the command's body).
+
+Imports torch only inside ``run`` so that ``devfix verify`` can say clearly
+that PyTorch is missing instead of failing at import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+import time
+
+from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result
+
+TORCH_MISSING = "devfix verify needs PyTorch: pip install 'devfix[verify]'"
+
+
+def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False) -> int:
+    """Run SCRIPT like ``python SCRIPT ARGS`` on the simulated device; print the
+    report (text, or one JSON object on stdout with ``as_json``); return the
+    exit code (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
+    if not os.path.isfile(script):
+        return _emit(Result("usage-error", EXIT_USAGE, message=f"no such script: {script}"), as_json)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        if as_json:
+            return _emit(Result("usage-error", EXIT_USAGE, message=TORCH_MISSING), True)
+        print(TORCH_MISSING, file=sys.stderr)
+        return EXIT_USAGE
+    from devfix.verify import report, simulator
+
+    state = simulator.State(script, cpu_only_load)
+    path = os.path.abspath(script)
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(path))
+    exc = None
+    exit_status = 0
+    start = time.perf_counter()
+    # with --json the script's own prints go to stderr: stdout holds one JSON object
+    out = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    with out:
+        try:
+            with simulator.activate(state):
+                runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            exit_status = e.code
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # includes simulator.Unsupported
+            exc = e
+        finally:
+            sys.stdout.flush()
+    seconds = time.perf_counter() - start
+    n = state.tensors_on_device
+    if isinstance(exc, simulator.Unsupported) and state.first is None:
+        state.record(simulator.Event("unsupported", exc.feature))
+        uf = report.last_user_frame(exc, state.is_user_file)
+        state.first.file, state.first.line = uf
+    if state.first is not None:
+        res = report.from_event(state.first, exc, state.is_user_file, n, seconds)
+    elif exc is not None:
+        res = report.from_exception(exc, state.is_user_file, n, seconds)
+    elif exit_status not in (0, None):
+        res = Result("script-error", EXIT_FAIL, message=f"the script exited with status {exit_status}",
+                     tensors_on_device=n, seconds=seconds)
+    else:
+        res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
+    return _emit(res, as_json)
+
+
+def _emit(res: Result, as_json: bool) -> int:
+    if as_json:
+        print(res.to_json())
+    else:
+        print(res.to_text(), file=sys.stdout if res.verdict == "ok" else sys.stdout)
+    sys.stdout.flush()
+    return res.exit_code

@@ -1,0 +1,4 @@
+import torch
+
+x = torch.randn(2, 2).to("cuda:1")
+print(x)

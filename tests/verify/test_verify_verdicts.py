@@ -1,0 +1,164 @@
+"""Must-fail and must-pass scripts, each verified in its own subprocess."""
+
+import json
+
+import pytest
+
+from devfix.verify import run_script
+from verify_helpers import SCRIPTS, bug_line, run_verify
+
+MUST_FAIL = [
+    # script, rule, extra options
+    ("fail_cpu_batch_gpu_model.py", "DEV004", []),
+    ("fail_gpu_batch_cpu_model.py", "DEV003", []),
+    ("fail_lstm_h0.py", "DEV007", []),
+    ("fail_tensor_attribute.py", "DEV012", []),
+    ("fail_numpy_output.py", "DEV009", []),
+    ("fail_pin_gpu_dataset.py", "DEV005", []),
+    ("fail_getitem_worker.py", "DEV006", []),
+    ("fail_dataparallel_cpu_model.py", "DEV003", []),
+    ("fail_adagrad_before_move.py", "DEV003", []),
+    ("fail_gan_labels.py", "DEV008", []),
+    ("fail_load_no_map_location.py", "DEV010", ["--cpu-only-load"]),
+]
+
+MUST_PASS = [
+    ("pass_mnist_like.py", []),
+    ("pass_word_lm.py", []),
+    ("pass_dcgan.py", []),
+    ("pass_dataparallel.py", []),
+    ("pass_buffer_mask.py", []),
+    ("pass_load_map_location.py", ["--cpu-only-load"]),
+    ("pass_workers_cpu_dataset.py", []),
+    ("fail_load_no_map_location.py", []),  # without --cpu-only-load the GPU checkpoint loads
+]
+
+
+@pytest.mark.parametrize("script,rule,opts", MUST_FAIL, ids=[m[0] for m in MUST_FAIL])
+def test_must_fail_json(script, rule, opts):
+    proc = run_verify("--json", *opts, script)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "device-error"
+    assert report["rule"] == rule, report
+    assert report["file"].endswith(script)
+    assert report["line"] == bug_line(script), report
+    assert report["message"]
+
+
+@pytest.mark.parametrize("script,rule,opts", MUST_FAIL, ids=[m[0] for m in MUST_FAIL])
+def test_must_fail_text(script, rule, opts):
+    proc = run_verify(*opts, script)
+    assert proc.returncode == 1
+    first = next(ln for ln in proc.stdout.splitlines() if f"{script}:{bug_line(script)}: device" in ln)
+    assert first
+    assert f"hint: {rule} " in proc.stdout
+
+
+@pytest.mark.parametrize("script,opts", MUST_PASS, ids=[m[0] for m in MUST_PASS])
+def test_must_pass(script, opts):
+    proc = run_verify(*opts, script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("verify: OK — ") and "tensors placed on the simulated cuda:0" in last
+
+
+def test_exact_messages():
+    """The raised errors carry the text real CUDA PyTorch uses."""
+    expect = {
+        "fail_cpu_batch_gpu_model.py": "Expected all tensors to be on the same device, but found "
+        "at least two devices, cuda:0 and cpu!",
+        "fail_numpy_output.py": "can't convert cuda:0 device type tensor to numpy. Use "
+        "Tensor.cpu() to copy the tensor to host memory first.",
+        "fail_pin_gpu_dataset.py": "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned",
+        "fail_getitem_worker.py": "Cannot re-initialize CUDA in forked subprocess. To use CUDA "
+        "with multiprocessing, you must use the 'spawn' start method",
+        "fail_dataparallel_cpu_model.py": "module must have its parameters and buffers on device "
+        "cuda:0 (device_ids[0]) but found one of them on device: cpu",
+        "fail_lstm_h0.py": "Input and hidden tensors are not at the same device, found input "
+        "tensor at cuda:0 and hidden tensor at cpu",
+    }
+    for script, msg in expect.items():
+        report = json.loads(run_verify("--json", script).stdout)
+        assert report["message"] == msg, (script, report["message"])
+    report = json.loads(run_verify("--json", "--cpu-only-load", "fail_load_no_map_location.py").stdout)
+    assert report["message"].startswith(
+        "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False"
+    )
+
+
+def test_report_names_operation_and_devices():
+    report = json.loads(run_verify("--json", "fail_cpu_batch_gpu_model.py").stdout)
+    assert report["operation"] == "linear()"
+    assert report["devices"] == {"input": "cpu", "weight": "cuda:0"}
+    assert report["rule_name"] == "batch-to-device"
+    assert set(report) >= {"verdict", "file", "line", "operation", "devices", "rule",
+                           "message", "tensors_on_device", "seconds"}
+    text = run_verify("fail_cpu_batch_gpu_model.py").stdout
+    assert f"fail_cpu_batch_gpu_model.py:{bug_line('fail_cpu_batch_gpu_model.py')}: device mismatch " \
+           "in linear(): input on cpu, weight on cuda:0" in text
+
+
+def test_conv_message():
+    import textwrap
+    import tempfile
+    import os
+
+    src = textwrap.dedent("""
+        import torch, torch.nn as nn
+        conv = nn.Conv2d(1, 2, 3).cuda()
+        conv(torch.randn(1, 1, 5, 5))
+    """)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "conv.py")
+        with open(path, "w") as fh:
+            fh.write(src)
+        report = json.loads(run_verify("--json", path).stdout)
+    assert report["message"].startswith(
+        "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same")
+    assert report["line"] == 4 and report["rule"] == "DEV004"
+
+
+def test_script_error_is_not_a_device_error():
+    proc = run_verify("--json", "script_error.py", "a", "--b")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "script-error"
+    assert report["line"] == 6 and "boom from the script" in report["message"]
+    assert "args ['a', '--b']" in proc.stderr  # script output goes to stderr with --json
+    text = run_verify("script_error.py").stdout
+    assert "the script failed (not a device error)" in text
+
+
+def test_clean_sys_exit_and_device_api():
+    proc = run_verify("clean_exit.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "True 1" in proc.stdout
+
+
+@pytest.mark.parametrize("script,feature", [
+    ("unsupported_compile.py", "torch.compile"),
+    ("unsupported_cuda1.py", "cuda:1"),
+    ("unsupported_autocast.py", "autocast"),
+])
+def test_unsupported(script, feature):
+    proc = run_verify("--json", script)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "unsupported" and feature in report["operation"]
+    assert "unsupported: " in run_verify(script).stdout
+
+
+def test_usage_errors():
+    proc = run_verify("does_not_exist.py")
+    assert proc.returncode == 2
+
+
+def test_run_script_api():
+    bad = run_script(f"{SCRIPTS}/fail_lstm_h0.py")
+    assert (bad.verdict, bad.exit_code, bad.rule) == ("device-error", 1, "DEV007")
+    assert bad.line == bug_line("fail_lstm_h0.py")
+    good = run_script(f"{SCRIPTS}/pass_load_map_location.py", cpu_only_load=True)
+    assert good.ok and good.exit_code == 0
+    assert good.report["tensors_on_device"] > 0
+    assert run_script(f"{SCRIPTS}/fail_load_no_map_location.py", cpu_only_load=True).rule == "DEV010"
