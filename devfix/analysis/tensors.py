@@ -170,7 +170,7 @@ class _ClassVisitor(cst.CSTVisitor):
         positional = [arg.value for arg in node.args if arg.keyword is None]
         if positional and isinstance(positional[0], cst.Name):
             qual = self.facts.qualname(func, at=node) or ""
-            if self_attribute(func, self.self_name) is not None or (qual.startswith("torch.") and qual.split(".")[-1][:1].islower()):
+            if self_attribute(func, self.self_name) is not None or (qual.startswith("torch.") and qual.split(".")[-1][:1].islower() and qual.split(".")[-1] not in TENSOR_FACTORIES and not qual.startswith("torch.cuda")):
                 self.tensor_names.add(positional[0].value)
 
 

@@ -12,7 +12,7 @@ from devfix.rules.dev007_forward_created_tensor import ForwardCreatedTensor
 # from devfix.rules.dev009_host_conversion import HostConversion
 from devfix.rules.dev010_load_map_location import LoadMapLocation
 from devfix.rules.dev012_module_tensor_attribute import ModuleTensorAttribute
-# from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
+from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
@@ -22,7 +22,7 @@ ALL_RULES: List[Type[Rule]] = [
     # HostConversion,
     LoadMapLocation,
     ModuleTensorAttribute,
-    # PlainListOfModules,
+    PlainListOfModules,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,50 @@
+"""Behaviour of DEV007-DEV013 that fixtures alone cannot show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devfix.config import Config
+from devfix.engine import fix_code
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_dev013_is_only_reported_without_unsafe_fixes():
+    source = (FIXTURES / "DEV013" / "list_comprehension_of_layers.py").read_text()
+    new, diagnostics = fix_code(source, Config())
+    assert new == source
+    [finding] = [d for d in diagnostics if d.code == "DEV013"]
+    assert finding.status == "unsafe-fix"
+    assert "optimizer trains" in finding.message and "state_dict()" in finding.message
+
+
+def test_dev013_unsupported_use_is_reported_without_fix():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.layers = [nn.Linear(2, 2), nn.ReLU()]\n\n    def forward(self, x):\n"
+        "        for layer in self.layers + [nn.Identity()]:\n            x = layer(x)\n        return x\n"
+    )
+    new, diagnostics = fix_code(source, Config(unsafe_fixes=True))
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV013"] == ["no-fix"]
+
+
+def test_dev007_module_without_parameters_or_input_is_reported_only():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass Noise(nn.Module):\n    def sample(self, n):\n"
+        "        return torch.randn(n)\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV007"] == ["no-fix"]
+
+
+def test_dev012_before_super_init_is_left_alone():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        self.w = torch.ones(2)\n        super().__init__()\n\n    def forward(self, x):\n        return x * self.w\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d for d in diagnostics if d.code == "DEV012"] == []
