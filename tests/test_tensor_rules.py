@@ -48,3 +48,24 @@ def test_dev012_before_super_init_is_left_alone():
     new, diagnostics = fix_code(source)
     assert new == source
     assert [d for d in diagnostics if d.code == "DEV012"] == []
+
+
+def test_dev007_helper_whose_callers_move_the_result_is_left_alone():
+    # word_language_model's TransformerModel: the mask helper's result is moved by forward.
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n\n    def _mask(self, sz):\n        return torch.log(torch.tril(torch.ones(sz, sz)))\n\n"
+        "    def forward(self, src):\n        mask = self._mask(len(src)).to(src.device)\n        return self.fc(src) + mask.sum()\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and diagnostics == []
+
+
+def test_dev009_dtype_conversion_is_not_a_move():
+    # pytorch/examples cpp/dcgan/display_samples.py: `.cpu()...to(torch.uint8)` then `.numpy()`.
+    source = (
+        "import torch\nimages = torch.rand(4, 784)\n"
+        "image = images[0].detach().cpu().reshape(28, 28).mul(255).to(torch.uint8)\narray = image.numpy()\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and [d for d in diagnostics if d.code == "DEV009"] == []

@@ -350,7 +350,7 @@ class TensorFlow:
             return False
         if method == "cpu":
             return kind == "grad" and self._taint(receiver, kind, depth + 1)
-        if method in MOVE_METHODS and call.args:
+        if method in MOVE_METHODS and self.moves_device(call):
             if kind == "device":
                 return not _is_cpu(call.args[0].value)
             return self._taint(receiver, kind, depth + 1)
@@ -373,6 +373,16 @@ class TensorFlow:
             ):
                 return False  # the indices of `_, preds = torch.max(out, 1)`
         return self._taint(value, kind, depth + 1)
+
+    def moves_device(self, call: cst.Call) -> bool:
+        """`.cuda()`, `.to(device)`, `.to(other_tensor)` — not `.to(torch.uint8)` / `.to(dtype=...)`."""
+        if method_name(call) == "cuda":
+            return True
+        first = call.args[0] if call.args else None
+        if first is None or first.keyword is not None and first.keyword.value != "device":
+            return False
+        qual = self.facts.qualname(first.value, at=call) or ""
+        return not (qual.startswith("torch.") and qual != "torch.device" and not isinstance(first.value, cst.Call))
 
     def is_model(self, expr: cst.BaseExpression) -> bool:
         """A variable bound to a module, a `model`-like parameter, or `self.model`."""

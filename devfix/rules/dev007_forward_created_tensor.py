@@ -83,7 +83,7 @@ def forward(self, x):
         facts = ctx.facts
         if keyword(call, "device") is not None or keyword(call, "out") is not None or any(arg.star for arg in call.args):
             return None
-        if self._owned_or_host_side(ctx, call, method):
+        if self._owned_or_host_side(ctx, call, method) or self._callers_move_result(ctx, info, method):
             return None
         device = self._device_code(ctx, call, info, method)
         factory = facts.qualname(call.func, at=call)
@@ -105,6 +105,21 @@ def forward(self, x):
                 if isinstance(ancestor.func, cst.Attribute) and ancestor.func.attr.value in ("register_buffer", "numpy", "tolist"):
                     return True
         return False
+
+    def _callers_move_result(self, ctx: RuleContext, info: ModuleClass, method: cst.FunctionDef) -> bool:
+        """A helper whose every call moves what it returns (`self._make_mask(n).to(device)`)."""
+        facts = ctx.facts
+        calls = 0
+        for read in info.reads.get(method.name.value, []):
+            call = facts.parent(read)
+            if not isinstance(call, cst.Call) or call.func is not read:
+                return False
+            attribute = facts.parent(call)
+            outer = facts.parent(attribute) if isinstance(attribute, cst.Attribute) else None
+            if not (isinstance(outer, cst.Call) and outer.func is attribute and attribute.attr.value in ("to", "cuda")):
+                return False
+            calls += 1
+        return calls > 0
 
     def _device_code(self, ctx: RuleContext, call: cst.Call, info: ModuleClass, method: cst.FunctionDef) -> Optional[str]:
         """`x.device` for the first tensor argument; else the method's device parameter or
