@@ -69,3 +69,23 @@ def test_dev009_dtype_conversion_is_not_a_move():
     )
     new, diagnostics = fix_code(source)
     assert new == source and [d for d in diagnostics if d.code == "DEV009"] == []
+
+
+def test_dev009_indices_of_max_do_not_require_grad():
+    source = (
+        "import torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(3, 2).to(device)\nout = model(torch.ones(2, 3).to(device))\n"
+        "_, pred = torch.max(out, 1)\nprint(pred.cpu().numpy(), torch.max(out, 1)[1].cpu().numpy(), out.topk(1)[1].cpu().numpy())\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and diagnostics == []
+
+
+def test_dev009_expression_passed_to_numpy_is_reported_without_fix():
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(3, 2).to(device)\nprint(np.mean(model(torch.ones(2, 3).to(device))))\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV009"] == ["no-fix"]

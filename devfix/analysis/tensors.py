@@ -314,6 +314,8 @@ class TensorFlow:
                 return self._taint(expr.value, kind, depth + 1)
             return False
         if isinstance(expr, cst.Subscript):
+            if kind == "grad" and _indices_of_reduction(self.facts, expr):
+                return False  # `torch.max(out, 1)[1]`
             return self._taint(expr.value, kind, depth + 1)
         if isinstance(expr, cst.BinaryOperation):
             return self._taint(expr.left, kind, depth + 1) or self._taint(expr.right, kind, depth + 1)
@@ -368,9 +370,7 @@ class TensorFlow:
         if kind == "grad":
             if self.in_no_grad(binding.node):
                 return False
-            if index > 0 and method_name(value) in ("max", "min", "topk", "sort", "mode", "median") or (
-                index > 0 and self.facts.qualname(getattr(value, "func", cst.Name("_")), at=value) in ("torch.max", "torch.min", "torch.topk", "torch.sort")
-            ):
+            if index > 0 and _is_reduction_with_indices(self.facts, value):
                 return False  # the indices of `_, preds = torch.max(out, 1)`
         return self._taint(value, kind, depth + 1)
 
@@ -425,6 +425,26 @@ class TensorFlow:
                     if facts.qualname(target, at=ancestor) in NO_GRAD_CONTEXTS:
                         return True
         return False
+
+
+REDUCTIONS_WITH_INDICES = ("max", "min", "topk", "sort", "mode", "median", "kthvalue")
+
+
+def _is_reduction_with_indices(facts: "FileFacts", value: cst.BaseExpression) -> bool:
+    """`torch.max(out, 1)` / `out.topk(k)`: a (values, indices) pair."""
+    if not isinstance(value, cst.Call):
+        return False
+    qual = facts.qualname(value.func, at=value)
+    if qual is not None:
+        return qual in {f"torch.{name}" for name in REDUCTIONS_WITH_INDICES}
+    return method_name(value) in REDUCTIONS_WITH_INDICES and len(value.args) > 0
+
+
+def _indices_of_reduction(facts: "FileFacts", expr: cst.Subscript) -> bool:
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return False
+    index = expr.slice[0].slice.value
+    return isinstance(index, cst.Integer) and index.value == "1" and _is_reduction_with_indices(facts, expr.value)
 
 
 def _is_cpu(expr: cst.BaseExpression) -> bool:
