@@ -1,4 +1,5 @@
-"""Resume training from a checkpoint dict, word_language_model style (--resume)."""
+"""Resume training from a checkpoint dict, word_language_model style (--resume); the
+CPU-only failure is the one reported in e.g. dwofk/fast-depth#20 and yunjey/pytorch-tutorial#249."""
 import argparse
 import os
 import tempfile

@@ -1,4 +1,5 @@
-"""A Transformer positional encoding whose table does not follow model.to(device)."""
+"""A Transformer positional encoding whose table does not follow model.to(device) (the fix
+registers it as a non-persistent buffer, as antoniorv6/SMT PR #6 did for its encodings)."""
 import math
 
 import torch
