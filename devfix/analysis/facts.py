@@ -775,3 +775,18 @@ class FileFacts:
         if found is None:
             return (1, 1)
         return (found.start.line, found.start.column + 1)
+
+    # -- tensors and module attributes (devfix/analysis/tensors.py) ------------------------
+    @cached_property
+    def module_classes(self):
+        """Per nn.Module subclass: methods, `self.x` writes/reads, buffers, tensor-used names."""
+        from devfix.analysis.tensors import module_classes
+
+        return module_classes(self)
+
+    @cached_property
+    def tensor_flow(self):
+        """Which expressions may hold device tensors / tensors that require grad."""
+        from devfix.analysis.tensors import TensorFlow
+
+        return TensorFlow(self)

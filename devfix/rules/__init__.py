@@ -8,11 +8,21 @@ from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.dev001_device_declaration import DeviceDeclaration
 from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
 from devfix.rules.dev003_model_placement import ModelPlacement
+from devfix.rules.dev007_forward_created_tensor import ForwardCreatedTensor
+from devfix.rules.dev009_host_conversion import HostConversion
+from devfix.rules.dev010_load_map_location import LoadMapLocation
+from devfix.rules.dev012_module_tensor_attribute import ModuleTensorAttribute
+from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
     HardCodedCuda,
     ModelPlacement,
+    ForwardCreatedTensor,
+    HostConversion,
+    LoadMapLocation,
+    ModuleTensorAttribute,
+    PlainListOfModules,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

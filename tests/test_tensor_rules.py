@@ -1,0 +1,91 @@
+"""Behaviour of DEV007-DEV013 that fixtures alone cannot show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devfix.config import Config
+from devfix.engine import fix_code
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_dev013_is_only_reported_without_unsafe_fixes():
+    source = (FIXTURES / "DEV013" / "list_comprehension_of_layers.py").read_text()
+    new, diagnostics = fix_code(source, Config())
+    assert new == source
+    [finding] = [d for d in diagnostics if d.code == "DEV013"]
+    assert finding.status == "unsafe-fix"
+    assert "optimizer trains" in finding.message and "state_dict()" in finding.message
+
+
+def test_dev013_unsupported_use_is_reported_without_fix():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.layers = [nn.Linear(2, 2), nn.ReLU()]\n\n    def forward(self, x):\n"
+        "        for layer in self.layers + [nn.Identity()]:\n            x = layer(x)\n        return x\n"
+    )
+    new, diagnostics = fix_code(source, Config(unsafe_fixes=True))
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV013"] == ["no-fix"]
+
+
+def test_dev007_module_without_parameters_or_input_is_reported_only():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass Noise(nn.Module):\n    def sample(self, n):\n"
+        "        return torch.randn(n)\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV007"] == ["no-fix"]
+
+
+def test_dev012_before_super_init_is_left_alone():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        self.w = torch.ones(2)\n        super().__init__()\n\n    def forward(self, x):\n        return x * self.w\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d for d in diagnostics if d.code == "DEV012"] == []
+
+
+def test_dev007_helper_whose_callers_move_the_result_is_left_alone():
+    # word_language_model's TransformerModel: the mask helper's result is moved by forward.
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n\n    def _mask(self, sz):\n        return torch.log(torch.tril(torch.ones(sz, sz)))\n\n"
+        "    def forward(self, src):\n        mask = self._mask(len(src)).to(src.device)\n        return self.fc(src) + mask.sum()\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and diagnostics == []
+
+
+def test_dev009_dtype_conversion_is_not_a_move():
+    # pytorch/examples cpp/dcgan/display_samples.py: `.cpu()...to(torch.uint8)` then `.numpy()`.
+    source = (
+        "import torch\nimages = torch.rand(4, 784)\n"
+        "image = images[0].detach().cpu().reshape(28, 28).mul(255).to(torch.uint8)\narray = image.numpy()\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and [d for d in diagnostics if d.code == "DEV009"] == []
+
+
+def test_dev009_indices_of_max_do_not_require_grad():
+    source = (
+        "import torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(3, 2).to(device)\nout = model(torch.ones(2, 3).to(device))\n"
+        "_, pred = torch.max(out, 1)\nprint(pred.cpu().numpy(), torch.max(out, 1)[1].cpu().numpy(), out.topk(1)[1].cpu().numpy())\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source and diagnostics == []
+
+
+def test_dev009_expression_passed_to_numpy_is_reported_without_fix():
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(3, 2).to(device)\nprint(np.mean(model(torch.ones(2, 3).to(device))))\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV009"] == ["no-fix"]
