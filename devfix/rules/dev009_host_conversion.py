@@ -50,8 +50,8 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
+        if not facts.uses_torch or facts.self_placing_framework or not facts.places_tensors:
+            return  # in a program that places nothing, every tensor is on the CPU
         for call in facts.data.calls:
             if method_name(call) == "numpy" and not call.args:
                 finding = self._check_numpy(ctx, call)

@@ -74,7 +74,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             if device.kind == "planned":
                 facts.need_device(call, self.code)
             code = device.code
-        elif feeds_load_state_dict(facts, call):
+        elif feeds_load_state_dict(facts, call) or not facts.places_tensors:
+            # A program that places nothing runs on the CPU: load there, declare no device.
             code = facts.quote("cpu")
         else:
             device = facts.need_device(call, self.code)
