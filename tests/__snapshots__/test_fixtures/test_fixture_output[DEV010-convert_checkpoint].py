@@ -1,3 +1,4 @@
+# devfix: input-runs
 """Export a trained checkpoint's weights (a conversion script: no device, no training)."""
 import os
 import tempfile

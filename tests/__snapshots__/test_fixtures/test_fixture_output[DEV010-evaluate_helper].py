@@ -24,7 +24,7 @@ def restore(path, device):
 def main():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     path = os.path.join(tempfile.mkdtemp(), "best.pt")
-    torch.save(build_model().state_dict(), path)
+    torch.save(build_model().to(device).state_dict(), path)  # trained and saved on the GPU
     model = restore(path, device)
     with torch.no_grad():
         print(model(torch.randn(3, 6, device=device)).shape)

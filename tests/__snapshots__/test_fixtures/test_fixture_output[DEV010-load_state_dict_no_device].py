@@ -1,3 +1,4 @@
+# devfix: input-runs
 """Inference script that only restores weights: no device variable anywhere."""
 import os
 import tempfile
