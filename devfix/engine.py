@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple, Type
 
@@ -72,7 +73,11 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
     """
     result = FileResult(path, source, source)
     try:
-        _process(source, config, fix, result)
+        with warnings.catch_warnings():
+            # The user's invalid escapes and the like (seen by `ast` and by string evaluation
+            # in the analysis) are not devfix's to print.
+            warnings.simplefilter("ignore")
+            _process(source, config, fix, result)
     except RuleCrash as crash:
         _fail(result, str(crash), crash.tb)
     except _Unparseable:

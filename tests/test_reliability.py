@@ -370,3 +370,15 @@ def test_module_level_declaration_in_crlf_file(project):
     before = BUGGY.replace("\n", "\r\n").encode()
     after = FIXED.replace("\n", "\r\n").encode()
     assert process_source(before, Config(), fix=True).new == after
+
+
+def test_warnings_about_the_users_code_are_not_printed():
+    """`"\\d"` makes Python warn (SyntaxWarning from 3.12); that is the user's business."""
+    import warnings
+
+    source = b'import torch\nx = "\\d"\ndevice = torch.device("cuda")\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = process_source(source, Config(), fix=True)
+    assert result.error is None and result.changed
+    assert caught == []
