@@ -1,7 +1,9 @@
 """The command line: options -> Config -> engine -> report. Nothing else lives here.
 
 Exit codes (all commands): 0 nothing to report, 1 problems found or changes made/needed,
-2 usage, configuration or per-file errors.
+2 usage, configuration or per-file errors (a file that cannot be read, parsed or written; an
+internal error). Errors win: a run with an error exits 2 even if it also fixed files. A file
+with an error is reported as `path: error: <one line>`, left unchanged, and the run goes on.
 """
 
 from __future__ import annotations
@@ -9,14 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
 from devfix.engine import FileResult, process_source
-from devfix.files import discover
+from devfix.files import discover_with_trees
 from devfix.report import json_report, text_lines, unified_diff
 from devfix.rules import ALL_RULES, BY_CODE, lookup
 from devfix.writer import WriteError, write_atomic
@@ -91,7 +93,7 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
 def apply(paths, diff, **options) -> int:
     """Fix device-placement bugs in the files under PATHS, in place."""
-    config, results = _run(paths, options, fix=True)
+    config, results, trees = _run(paths, options, fix=True)
     changed = [r for r in results if r.changed]
     if diff:
         for result in changed:
@@ -99,7 +101,7 @@ def apply(paths, diff, **options) -> int:
     else:
         for result in changed:
             try:
-                write_atomic(Path(result.path), result.new, result.old)
+                write_atomic(Path(result.path), result.new, result.old, tree=trees[id(result)])
             except WriteError as error:
                 result.error = str(error)
                 result.diagnostics = []
@@ -107,16 +109,15 @@ def apply(paths, diff, **options) -> int:
     remaining = any(d.status != "fixed" for r in results for d in r.diagnostics)
     if any(r.error for r in results):
         return 2
-    if diff:
-        return 1 if changed or remaining else 0
-    return 1 if remaining else 0
+    written = any(r.changed for r in results)
+    return 1 if written or remaining else 0
 
 
 @main.command()
 @common_options
 def check(paths, **options) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
-    config, results = _run(paths, options, fix=False)
+    config, results, _trees = _run(paths, options, fix=False)
     _report(results, options, diff_mode=False, check_mode=True)
     if any(r.error for r in results):
         return 2
@@ -156,15 +157,19 @@ def rules_reference() -> str:
     return header + "\n".join(rule.docs() for rule in ALL_RULES)
 
 
-def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[FileResult]]:
+def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[FileResult], Dict[int, Path]]:
+    """Process every file; also returns the tree each result's file was found in (by id)."""
     for path in paths:
         if not path.exists():
             raise click.UsageError(f"path '{path}' does not exist")
     config = _config(paths, options)
     results = []
-    for path in discover(paths, exclude=config.exclude + config.extend_exclude):
-        results.append(_process_file(path, config, fix))
-    return config, results
+    trees: Dict[int, Path] = {}
+    for path, tree in discover_with_trees(paths, exclude=config.exclude + config.extend_exclude):
+        result = _process_file(path, config, fix)
+        results.append(result)
+        trees[id(result)] = tree
+    return config, results, trees
 
 
 def _config(paths: Sequence[Path], options: dict) -> Config:

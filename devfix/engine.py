@@ -10,7 +10,9 @@ bound keeps a misbehaving rule from looping.
 
 from __future__ import annotations
 
+import ast
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple, Type
 
@@ -22,6 +24,12 @@ from devfix.edits import apply_edits
 from devfix.rules import Finding, Rule, RuleContext, enabled_rules
 
 MAX_ROUNDS = 5
+# LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
+# expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
+# recursive visitors hit Python's recursion limit from about 400 levels. Real code nests a few
+# dozen levels; files beyond this bound are reported and skipped, never parsed.
+MAX_NESTING = 300
+TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over {MAX_NESTING} levels)"
 
 
 @dataclass(frozen=True)
@@ -51,36 +59,105 @@ class FileResult:
 
 class RuleCrash(Exception):
     def __init__(self, rule: Type[Rule], error: BaseException) -> None:
-        super().__init__(f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {error}")
+        super().__init__(f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {_one_line(error)}; file left unchanged")
         self.rule = rule
         self.tb = traceback.format_exc()
 
 
 def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<string>") -> FileResult:
-    """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input."""
+    """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
+
+    Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
+    becomes `result.error`, with `result.new` equal to the original bytes: the file is left
+    exactly as it was and the run goes on with the next one.
+    """
     result = FileResult(path, source, source)
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        result.error = f"cannot parse: {_one_line(error)}"
-        return result
-    except Exception as error:  # noqa: BLE001 - undecodable bytes and other parser failures
-        result.error = f"cannot parse: {type(error).__name__}: {_one_line(error)}"
-        return result
-    rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    try:
-        module = _run_rounds(module, rules, config, fix, result)
+        with warnings.catch_warnings():
+            # The user's invalid escapes and the like (seen by `ast` and by string evaluation
+            # in the analysis) are not devfix's to print.
+            warnings.simplefilter("ignore")
+            _process(source, config, fix, result)
     except RuleCrash as crash:
-        result.error = str(crash)
-        result.traceback = crash.tb
-        result.new = source
-        result.diagnostics = []
-        return result
+        _fail(result, str(crash), crash.tb)
     except _Unparseable:
-        result.new = source
-        return result
-    result.new = module.bytes if fix else source
+        _fail(result, result.error, None)
+    except RecursionError:
+        _fail(result, TOO_DEEP, traceback.format_exc())
+    except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
+        _fail(result, f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged", traceback.format_exc())
     return result
+
+
+def _fail(result: FileResult, error: Optional[str], tb: Optional[str]) -> None:
+    result.error = error
+    result.traceback = tb
+    result.new = result.old
+    result.diagnostics = []
+
+
+def _process(source: bytes, config: Config, fix: bool, result: FileResult) -> None:
+    problem, python_error = _precheck(source)
+    if problem:
+        result.error = problem
+        return
+    try:
+        module = cst.parse_module(source)
+    except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
+        result.error = f"cannot parse: {python_error or _parser_message(error)}"
+        return
+    if module.bytes != source:
+        # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings lose
+        # the final newline): writing them back would corrupt them, so they are skipped.
+        result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
+        return
+    rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
+    fixed_module = _run_rounds(module, rules, config, fix, result)
+    if fix and fixed_module is not module:
+        result.new = fixed_module.bytes
+
+
+def _precheck(source: bytes) -> Tuple[Optional[str], Optional[str]]:
+    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error).
+
+    CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
+    its verdict on depth is taken first. A plain syntax error is not final — LibCST also
+    reads syntax newer than the running Python — but its message is the better one to show.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        message = f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
+        if "too many nested" in str(error.msg) or "too many levels" in str(error.msg):
+            return f"cannot parse: {message}", None
+        return None, message
+    except (RecursionError, MemoryError):
+        return TOO_DEEP, None
+    except Exception:  # noqa: BLE001 - e.g. ValueError for NUL bytes: let LibCST report it
+        return None, None
+    if _depth(tree) > MAX_NESTING:
+        return TOO_DEEP, None
+    return None, None
+
+
+def _depth(tree: ast.AST) -> int:
+    """The deepest nesting of the syntax tree, without recursion."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING:
+                return deepest
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _parser_message(error: BaseException) -> str:
+    if isinstance(error, cst.ParserSyntaxError):
+        return _one_line(error)
+    return f"{type(error).__name__}: {_one_line(error)}"
 
 
 def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:

@@ -5,6 +5,11 @@ Skips hidden directories, virtual environments (any folder holding `pyvenv.cfg`)
 the command line are always checked, as ruff and black do. Symbolic links to directories
 are not followed (a codemod must not wander out of the tree it was pointed at); symbolic
 links to files are skipped during the walk.
+
+Symbolic link policy (see docs/reliability.md): every file comes with the *tree* it was found
+in — the directory given on the command line, or the folder of a file named explicitly.
+devfix writes through a link only when the link's target lies inside that tree; a link that
+points out of the tree is read and reported, never written (`devfix.writer`).
 """
 
 from __future__ import annotations
@@ -53,18 +58,26 @@ def _parent_gitignores(folder: Path) -> List[Tuple[Path, pathspec.PathSpec]]:
 
 def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
     """Python files under `paths`, in a stable (sorted) order, each once."""
+    for path, _tree in discover_with_trees(paths, exclude):
+        yield path
+
+
+def discover_with_trees(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Tuple[Path, Path]]:
+    """(file, the resolved tree it belongs to) for each file `discover` yields."""
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen = set()
     for root in paths:
         if root.is_file():
             candidates: Iterable[Path] = [root]
+            tree = Path(os.path.abspath(root)).parent.resolve()
         else:
             candidates = _walk(root, excluded)
+            tree = root.resolve()
         for path in candidates:
             key = os.path.normcase(os.path.abspath(path))
             if key not in seen:
                 seen.add(key)
-                yield path
+                yield path, tree
 
 
 def _walk(root: Path, excluded: Optional[pathspec.PathSpec]) -> Iterator[Path]:

@@ -1,4 +1,5 @@
-"""Safe writes: never a half-written file, never a file someone changed meanwhile."""
+"""Safe writes: never a half-written file, never a file someone changed meanwhile, never a
+file outside the tree being fixed reached through a symbolic link."""
 
 from __future__ import annotations
 
@@ -6,19 +7,23 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 
 class WriteError(Exception):
     pass
 
 
-def write_atomic(path: Path, data: bytes, expected_old: bytes) -> None:
+def write_atomic(path: Path, data: bytes, expected_old: bytes, tree: Optional[Path] = None) -> None:
     """Replace `path` with `data` through a temporary file in the same folder and a rename.
 
     The permission bits of the original are kept. If the file on disk no longer holds
     `expected_old` (an editor or another tool changed it since devfix read it), nothing is
-    written and WriteError says so.
+    written and WriteError says so. A symbolic link is written through (the link itself
+    stays a link) only when its target lies inside `tree`, the resolved folder the file was
+    found under; otherwise nothing is written.
     """
+    path = _target(path, tree)
     try:
         current = path.read_bytes()
     except OSError as error:
@@ -44,3 +49,13 @@ def write_atomic(path: Path, data: bytes, expected_old: bytes) -> None:
         except OSError:
             pass
         raise WriteError(f"cannot write: {error.strerror or error}") from None
+
+
+def _target(path: Path, tree: Optional[Path]) -> Path:
+    """The file to replace: `path` itself, or the target of a link that stays inside `tree`."""
+    if not path.is_symlink():
+        return path
+    target = path.resolve()
+    if tree is None or (tree not in target.parents):
+        raise WriteError(f"symbolic link to {target}, outside the tree being fixed; not written through")
+    return target

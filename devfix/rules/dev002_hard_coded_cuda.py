@@ -76,6 +76,16 @@ criterion.to(device)
         facts = ctx.facts
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_tensor_cuda_call(ctx, call):
+            if self._inside_cuda_method(ctx, call):
+                return None  # implements `.cuda()` itself (like `nn.Module.cuda`): CUDA is its contract
+            optional = self._none_default_device(ctx, call)
+            if optional is not None:
+                return self.finding(
+                    call,
+                    f"`{_code(ctx, func.value)}.cuda({optional})` hard-codes CUDA, but `{optional}` defaults to None "
+                    "(the current CUDA device), which `.to()` would ignore",
+                    hint="pass a torch.device and use `.to(...)`, by hand",
+                )
             return self._fix(ctx, call, f"`{_code(ctx, func.value)}.cuda()` hard-codes CUDA", lambda dev: self._cuda_to_to(ctx, call, dev))
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             for arg in call.args:
@@ -98,6 +108,26 @@ criterion.to(device)
                 ctx, call, f"`{name}={_code(ctx, arg.value)}` hard-codes CUDA",
                 lambda dev, arg=arg: replace_arg_value(call, arg, ctx.expression(dev.code)),
             )
+        return None
+
+    def _inside_cuda_method(self, ctx: RuleContext, call: cst.Call) -> bool:
+        function = ctx.facts.enclosing(call, cst.FunctionDef)
+        return function is not None and function.name.value == "cuda"
+
+    def _none_default_device(self, ctx: RuleContext, call: cst.Call) -> Optional[str]:
+        """The name in `x.cuda(name)` when `name` is a parameter defaulting to None.
+
+        `x.cuda(None)` moves to the current CUDA device, `x.to(None)` does nothing: rewriting
+        it would silently stop moving the tensor.
+        """
+        args = [arg for arg in call.args if arg.keyword is None or arg.keyword.value == "device"]
+        if not args or not isinstance(args[0].value, cst.Name):
+            return None
+        name = args[0].value.value
+        for binding in ctx.facts.bindings_at(name, call) or ():
+            node = binding.node
+            if binding.kind == "param" and isinstance(node, cst.Param) and isinstance(node.default, cst.Name) and node.default.value == "None":
+                return name
         return None
 
     def _fix(self, ctx: RuleContext, call: cst.Call, message: str, build) -> Finding:

@@ -74,9 +74,12 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             if device.kind == "planned":
                 facts.need_device(call, self.code)
             code = device.code
-        elif feeds_load_state_dict(facts, call) or not facts.places_tensors:
-            # A program that places nothing runs on the CPU: load there, declare no device.
-            code = facts.quote("cpu")
+        elif feeds_load_state_dict(facts, call):
+            code = facts.quote("cpu")  # load_state_dict copies into the parameters wherever they are
+        elif not facts.places_tensors:
+            # Code that places nothing (a CPU-only script, a library helper) gets its tensors
+            # back where they were saved; choosing a device for its callers is not ours to do.
+            return None
         else:
             device = facts.need_device(call, self.code)
             if device is None:
