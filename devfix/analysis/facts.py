@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devfix.analysis.collect import collect
+from devfix.analysis.loops import BatchLoop, LoopAnalysis, LoopFactory, SlicedBatch
 from devfix.analysis.scopes import Binding, Scope, dotted_name, dotted_parts, resolve
 
 # Names that say "this holds a device" on their own (spec principle 6).
@@ -489,6 +490,36 @@ class FileFacts:
             if is_loader:
                 found.append(LoaderLoop(loop, inner, loader, self.scope_of(loop)))
         return found
+
+    # -- per-loop facts (devfix/analysis/loops.py) -----------------------------------------
+    @cached_property
+    def loop_analysis(self) -> "LoopAnalysis":
+        return LoopAnalysis(self)
+
+    @cached_property
+    def batch_loops(self) -> List[BatchLoop]:
+        """Loops over loaders (`for`, and `next(it)` over `iter(loader)`) with their batch facts."""
+        return self.loop_analysis.batch_loops()
+
+    @cached_property
+    def loops_needing_transfer(self) -> List[BatchLoop]:
+        """Loops whose batches are not moved and that DEV004 moves (DEV005 pins their loaders)."""
+        return [batch for batch in self.batch_loops if batch.needs_transfer]
+
+    @cached_property
+    def sliced_batches(self) -> List[SlicedBatch]:
+        return self.loop_analysis.sliced_batches()
+
+    @cached_property
+    def loop_factories(self) -> List[LoopFactory]:
+        return self.loop_analysis.loop_factories(self.batch_loops)
+
+    def loader_pins(self, loader: Optional[Loader]) -> bool:
+        """The loader's `DataLoader(...)` call in this file says `pin_memory=True`."""
+        if loader is None:
+            return False
+        arg = loader.keyword("pin_memory")
+        return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
 
     # -- devices -----------------------------------------------------------------------
     def is_device_value(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode) -> bool:

@@ -8,11 +8,17 @@ from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.dev001_device_declaration import DeviceDeclaration
 from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
 from devfix.rules.dev003_model_placement import ModelPlacement
+from devfix.rules.dev004_batch_to_device import BatchToDevice
+from devfix.rules.dev008_loop_created_tensor import LoopCreatedTensor
+from devfix.rules.dev011_discarded_to import DiscardedTo
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
     HardCodedCuda,
     ModelPlacement,
+    BatchToDevice,
+    LoopCreatedTensor,
+    DiscardedTo,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
