@@ -515,11 +515,11 @@ class FileFacts:
         return self.loop_analysis.loop_factories(self.batch_loops)
 
     def loader_pins(self, loader: Optional[Loader]) -> bool:
-        """The loader's `DataLoader(...)` call in this file says `pin_memory=True`."""
+        """The loader's `DataLoader(...)` call in this file pins (or may pin: `pin_memory=use_cuda`)."""
         if loader is None:
             return False
         arg = loader.keyword("pin_memory")
-        return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
 
     # -- devices -----------------------------------------------------------------------
     def is_device_value(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode) -> bool:

@@ -471,10 +471,13 @@ class LoopAnalysis:
     def _iterated_loader(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[cst.BaseExpression]:
         facts = self.facts
         if isinstance(expr, cst.Name):
+            # `it = iter(loader)`, possibly re-bound the same way when the loader runs out.
             bindings = facts.bindings_at(expr.value, at)
-            if not bindings or len(bindings) != 1 or bindings[0].value is None:
+            if not bindings or any(b.value is None for b in bindings):
                 return None
-            expr = bindings[0].value
+            found = [self._iterated_loader(b.value, b.node) for b in bindings]  # type: ignore[arg-type]
+            codes = {cst.Module([]).code_for_node(f) if f is not None else None for f in found}
+            return found[0] if len(codes) == 1 and None not in codes else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "iter" and expr.args:
             inner = facts.unwrap_iterable(expr.args[0].value)
             if facts.loader_for(inner)[0]:

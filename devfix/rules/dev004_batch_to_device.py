@@ -98,7 +98,8 @@ for epoch in range(epochs):
         non_blocking = ctx.facts.loader_pins(batch.loader)
         statement = ctx.statement(self._transfer(batch, device.code, non_blocking))
         edit = InsertAfter(batch.anchor, [statement]) if batch.after else InsertBefore(batch.anchor, [statement])
-        return self.finding(node, f"{message}; moved to `{device.code}` at the top of the loop", [edit])
+        where = "where the batch is unpacked" if batch.after else "at the top of the loop"
+        return self.finding(node, f"{message}; moved to `{device.code}` {where}", [edit])
 
     @staticmethod
     def _transfer(batch: BatchLoop, device: str, non_blocking: bool) -> str:
