@@ -613,9 +613,13 @@ class FileFacts:
         args = self.argparse_device
         if args is not None and self.binding_scope(innermost, args) is not None:
             return DeviceRef(f"{args}.device", "argument")
-        request = self.device_requests.get(id(innermost))
-        if request is not None:
-            return DeviceRef("device", "planned")
+        planned: Optional[Scope] = innermost
+        while planned is not None:
+            # A declaration planned for this function, or for the module (it goes after the
+            # imports, so every function sees it when it runs).
+            if id(planned) in self.device_requests and (planned is innermost or planned.kind == "module"):
+                return DeviceRef("device", "planned")
+            planned = planned.visible_parent()
         return None
 
     def need_device(self, node: cst.CSTNode, rule: str) -> Optional[DeviceRef]:
@@ -627,7 +631,11 @@ class FileFacts:
         found = self.device_at(node)
         if found is not None:
             if found.kind == "planned":
-                self.device_requests[id(self.function_scope_of(node))].users.append(rule)
+                scope: Optional[Scope] = self.function_scope_of(node)
+                while scope is not None and id(scope) not in self.device_requests:
+                    scope = scope.visible_parent()
+                if scope is not None:
+                    self.device_requests[id(scope)].users.append(rule)
             return found
         if not self.allow_device_declarations:
             return None
@@ -687,6 +695,10 @@ class FileFacts:
             if statement is not None and self.parent(statement) is self.module:
                 return statement
         return None
+
+    def declaration_code_at(self, node: cst.CSTNode) -> Optional[str]:
+        """The right-hand side DEV001 would declare for `node`'s scope (None: none possible)."""
+        return self._declaration_code(self.function_scope_of(node))
 
     def _declaration_code(self, scope: Scope) -> Optional[str]:
         torch_name = self.torch_name or "torch"

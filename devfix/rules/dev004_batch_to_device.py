@@ -84,15 +84,18 @@ for epoch in range(epochs):
             yield self._check_slice(ctx, sliced)
 
     def _check_loop(self, ctx: RuleContext, batch: BatchLoop) -> Optional[Finding]:
-        loader = dotted_name(batch.loader_expr) or "the data loader"
+        loader = f"'{dotted_name(batch.loader_expr)}'" if dotted_name(batch.loader_expr) else "a DataLoader"
         node = batch.anchor if batch.after and batch.anchor is not None else batch.loop
         if batch.reason is not None:
-            return self.finding(node, f"batches of '{loader}' are not all moved to the device: {batch.reason}", hint=batch.reason)
+            return self.finding(node, f"batches of {loader} are not all moved to the device: {batch.reason}", hint=batch.reason)
         if not batch.to_move:
             return None
         names = ", ".join(f"'{name}'" for name in batch.to_move)
-        message = f"{names} from '{loader}' reach the model on the CPU"
-        device = ctx.facts.need_device(batch.loop, self.code)
+        verb = "reach" if len(batch.to_move) > 1 else "reaches"
+        message = f"{names} from {loader} {verb} the model on the CPU"
+        device = None
+        if ctx.facts.device_at(batch.loop) is not None or self._model_follows(ctx, batch):
+            device = ctx.facts.need_device(batch.loop, self.code)
         if device is None or batch.anchor is None:
             return self.finding(node, message, hint=NO_DEVICE_HINT)
         non_blocking = ctx.facts.loader_pins(batch.loader)
@@ -100,6 +103,16 @@ for epoch in range(epochs):
         edit = InsertAfter(batch.anchor, [statement]) if batch.after else InsertBefore(batch.anchor, [statement])
         where = "where the batch is unpacked" if batch.after else "at the top of the loop"
         return self.finding(node, f"{message}; moved to `{device.code}` {where}", [edit])
+
+    @staticmethod
+    def _model_follows(ctx: RuleContext, batch: BatchLoop) -> bool:
+        """A new device declaration is only safe if the model goes there too: it is derived
+        from the model (`next(model.parameters()).device`) or a model built in this file is
+        moved by DEV003. A model from elsewhere may stay on the CPU."""
+        code = ctx.facts.declaration_code_at(batch.loop)
+        if code is not None and code.startswith("next("):
+            return True
+        return any(model.kind == "model" for model in ctx.facts.models)
 
     @staticmethod
     def _transfer(batch: BatchLoop, device: str, non_blocking: bool) -> str:
