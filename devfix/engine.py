@@ -86,7 +86,7 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
 def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:
     seen: Set[Tuple[str, str]] = set()
     for round_number in range(MAX_ROUNDS if fix else 1):
-        facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style)
+        facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style, dataset_placement=config.dataset_placement)
         findings = _run_rules(module, facts, rules, config)
         to_fix = [f for f in findings if fix and f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
         new_module, fixed = _apply(module, facts, to_fix)

@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devfix.analysis.collect import collect
+from devfix.analysis.data import DataAnalysis, LoaderSite
 from devfix.analysis.loops import BatchLoop, LoopAnalysis, LoopFactory, SlicedBatch
 from devfix.analysis.scopes import Binding, Scope, dotted_name, dotted_parts, resolve
 
@@ -168,8 +169,9 @@ def _is_import_or_docstring(statement: cst.BaseStatement, first: bool) -> bool:
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, *, allow_device_declarations: bool = True, device_style: str = "conditional") -> None:
+    def __init__(self, module: cst.Module, *, allow_device_declarations: bool = True, device_style: str = "conditional", dataset_placement: str = "pinned") -> None:
         self.module = module
+        self.dataset_placement = dataset_placement
         self.data = collect(module)
         self.allow_device_declarations = allow_device_declarations
         self.device_style = device_style
@@ -503,8 +505,20 @@ class FileFacts:
 
     @cached_property
     def loops_needing_transfer(self) -> List[BatchLoop]:
-        """Loops whose batches are not moved and that DEV004 moves (DEV005 pins their loaders)."""
-        return [batch for batch in self.batch_loops if batch.needs_transfer]
+        """Loops whose batches are not moved and that DEV004 moves: not those whose loader's
+        data stays on the device (dataset_placement = "device")."""
+        return [
+            batch for batch in self.batch_loops
+            if batch.needs_transfer and not (self.loader_site(batch) is not None and self.loader_site(batch).on_device_after)
+        ]
+
+    @cached_property
+    def loader_sites(self) -> List[LoaderSite]:
+        """Every `DataLoader(...)` call with its dataset, consumers and placement plan."""
+        return DataAnalysis(self, self.dataset_placement).sites()
+
+    def loader_site(self, batch: BatchLoop) -> Optional[LoaderSite]:
+        return next((site for site in self.loader_sites if any(b is batch for b in site.loops)), None)
 
     @cached_property
     def sliced_batches(self) -> List[SlicedBatch]:

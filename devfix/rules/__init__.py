@@ -9,16 +9,22 @@ from devfix.rules.dev001_device_declaration import DeviceDeclaration
 from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
 from devfix.rules.dev003_model_placement import ModelPlacement
 from devfix.rules.dev004_batch_to_device import BatchToDevice
+from devfix.rules.dev005_loader_pin_memory import LoaderPinMemory
+from devfix.rules.dev006_dataset_off_cpu_path import DatasetOffCpuPath
 from devfix.rules.dev008_loop_created_tensor import LoopCreatedTensor
 from devfix.rules.dev011_discarded_to import DiscardedTo
+from devfix.rules.dev014_loader_not_pinned import LoaderNotPinned
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
     HardCodedCuda,
     ModelPlacement,
     BatchToDevice,
+    LoaderPinMemory,
+    DatasetOffCpuPath,
     LoopCreatedTensor,
     DiscardedTo,
+    LoaderNotPinned,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -61,8 +61,8 @@ for epoch in range(epochs):
             "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n"
             "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
             "model = nn.Linear(4, 2).to(device)\ncriterion = nn.CrossEntropyLoss()\n"
-            "loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)\n"
-            "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss = criterion(model(x), y)\n",
+            "loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, pin_memory=True)\n"
+            "for x, y in loader:\n    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)\n    loss = criterion(model(x), y)\n",
         ),
     )
     valid = (
@@ -88,8 +88,8 @@ for epoch in range(epochs):
         node = batch.anchor if batch.after and batch.anchor is not None else batch.loop
         if batch.reason is not None:
             return self.finding(node, f"batches of {loader} are not all moved to the device: {batch.reason}", hint=batch.reason)
-        if not batch.to_move:
-            return None
+        if not batch.to_move or batch not in ctx.facts.loops_needing_transfer:
+            return None  # nothing to move, or the loader's data stays on the device
         names = ", ".join(f"'{name}'" for name in batch.to_move)
         verb = "reach" if len(batch.to_move) > 1 else "reaches"
         message = f"{names} from {loader} {verb} the model on the CPU"
@@ -98,7 +98,8 @@ for epoch in range(epochs):
             device = ctx.facts.need_device(batch.loop, self.code)
         if device is None or batch.anchor is None:
             return self.finding(node, message, hint=NO_DEVICE_HINT)
-        non_blocking = ctx.facts.loader_pins(batch.loader)
+        site = ctx.facts.loader_site(batch)
+        non_blocking = site.pins_after if site is not None else ctx.facts.loader_pins(batch.loader)
         statement = ctx.statement(self._transfer(batch, device.code, non_blocking))
         edit = InsertAfter(batch.anchor, [statement]) if batch.after else InsertBefore(batch.anchor, [statement])
         where = "where the batch is unpacked" if batch.after else "at the top of the loop"

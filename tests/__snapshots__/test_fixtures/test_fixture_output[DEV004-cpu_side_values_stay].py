@@ -21,13 +21,13 @@ class IndexedSamples(Dataset):
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = nn.Linear(4, 2).to(device)
 criterion = nn.CrossEntropyLoss()
-loader = DataLoader(IndexedSamples(), batch_size=5)
+loader = DataLoader(IndexedSamples(), batch_size=5, pin_memory=True)
 
 wrong_rows = []
 model.eval()
 with torch.no_grad():
     for features, label, row in loader:
-        features, label = features.to(device), label.to(device)
+        features, label = features.to(device, non_blocking=True), label.to(device, non_blocking=True)
         logits = model(features)
         loss = criterion(logits, label)
         wrong = (logits.argmax(1) != label).cpu().numpy()

@@ -30,11 +30,11 @@ class BagOfEmbeddings(nn.Module):
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = BagOfEmbeddings().to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-train_dataloader = DataLoader(TokenDataset(), batch_size=4)
+train_dataloader = DataLoader(TokenDataset(), batch_size=4, pin_memory=True)
 
 model.train()
 for batch in train_dataloader:
-    batch = {key: value.to(device) for key, value in batch.items()}
+    batch = {key: value.to(device, non_blocking=True) for key, value in batch.items()}
     logits = model(batch["input_ids"], batch["attention_mask"])
     loss = nn.functional.cross_entropy(logits, batch["labels"])
     loss.backward()

@@ -36,10 +36,10 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = Classifier().to(device)
 criterion = nn.CrossEntropyLoss()
 optimizer = torch.optim.Adam(model.parameters())
-loader = DataLoader(PaddedSentences(), batch_size=6, shuffle=True)
+loader = DataLoader(PaddedSentences(), batch_size=6, shuffle=True, pin_memory=True)
 
 for tokens, labels, lengths in loader:
-    tokens, labels = tokens.to(device), labels.to(device)
+    tokens, labels = tokens.to(device, non_blocking=True), labels.to(device, non_blocking=True)
     # lengths must stay on the CPU: pack_padded_sequence rejects CUDA lengths
     logits = model(tokens, lengths)
     loss = criterion(logits, labels)

@@ -25,11 +25,11 @@ optimizer = optim.Adam(model.parameters(), lr=1e-3)
 
 images = torch.randn(48, 3, 16, 16)
 classes = torch.randint(0, 10, (48,))
-train_loader = DataLoader(TensorDataset(images, classes), batch_size=16, shuffle=True)
+train_loader = DataLoader(TensorDataset(images, classes), batch_size=16, shuffle=True, pin_memory=True)
 
 running_loss = 0.0
 for batch_idx, (inputs, labels) in enumerate(train_loader, 1):
-    inputs, labels = inputs.to(device), labels.to(device)
+    inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
     # Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same
     outputs = model(inputs)
     loss = criterion(outputs, labels)

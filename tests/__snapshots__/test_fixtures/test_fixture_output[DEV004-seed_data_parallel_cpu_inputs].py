@@ -23,10 +23,10 @@ model.to(device)
 
 criterion = nn.CrossEntropyLoss()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-loader = DataLoader(TensorDataset(torch.randn(32, 3, 12, 12), torch.randint(0, 10, (32,))), batch_size=8)
+loader = DataLoader(TensorDataset(torch.randn(32, 3, 12, 12), torch.randint(0, 10, (32,))), batch_size=8, pin_memory=True)
 
 for inputs, labels in loader:
-    inputs, labels = inputs.to(device), labels.to(device)
+    inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
     # DataParallel scatters CPU inputs itself, but its outputs land on cuda:0 with the labels
     # still on the CPU.
     outputs = model(inputs)

@@ -14,12 +14,12 @@ model = nn.Linear(10, 1)
 
 model.to(device)
 
-train_loader = DataLoader(dataset, batch_size=32)
+train_loader = DataLoader(dataset, batch_size=32, pin_memory=True)
 optimizer = optim.SGD(model.parameters(), lr=0.01)
 
 for epoch in range(3):
     for batch_X, batch_y in train_loader:
-        batch_X, batch_y = batch_X.to(device), batch_y.to(device)
+        batch_X, batch_y = batch_X.to(device, non_blocking=True), batch_y.to(device, non_blocking=True)
         output = model(batch_X)
         loss = nn.MSELoss()(output, batch_y)
         optimizer.zero_grad()

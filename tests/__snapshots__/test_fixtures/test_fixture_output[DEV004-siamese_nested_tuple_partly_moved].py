@@ -23,11 +23,11 @@ class Siamese(nn.Module):
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = Siamese().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-pair_loader = DataLoader(Pairs(), batch_size=4)
+pair_loader = DataLoader(Pairs(), batch_size=4, pin_memory=True)
 
 for epoch in range(2):
     for (left, right), same in pair_loader:
-        right, same = right.to(device), same.to(device)
+        right, same = right.to(device, non_blocking=True), same.to(device, non_blocking=True)
         left = left.to(device)
         distance = model(left, right)
         loss = (same * distance + (1 - same) * torch.relu(1.0 - distance)).mean()

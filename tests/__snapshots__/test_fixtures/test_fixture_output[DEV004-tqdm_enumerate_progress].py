@@ -15,12 +15,12 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 loss_fn = nn.CrossEntropyLoss()
 
 digits = TensorDataset(torch.rand(40, 1, 28, 28), torch.randint(0, 10, (40,)))
-loader = DataLoader(digits, batch_size=8)
+loader = DataLoader(digits, batch_size=8, pin_memory=True)
 
 for epoch in range(2):
     correct = 0
     for step, (images, targets) in enumerate(tqdm(loader, desc=f"epoch {epoch}")):
-        images, targets = images.to(device), targets.to(device)
+        images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
         logits = model(images)
         loss = loss_fn(logits, targets)
         optimizer.zero_grad()
