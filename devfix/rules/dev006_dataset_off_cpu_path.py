@@ -105,6 +105,9 @@ for x, y in loader:
     def _hoist(self, ctx: RuleContext, transfer: Transfer, site: LoaderSite) -> Finding:
         receiver = transfer.call.func.value  # type: ignore[attr-defined]
         mode = ctx.facts.dataset_placement
-        then = "the loop moves each batch" + (" from pinned memory" if mode == "pinned" and site.pins_after else "")
-        message = f"{self._what(ctx, transfer, site)} does device work inside the dataset (breaks worker processes and pinning); moved out: {then}"
+        if site.on_device_after:
+            then = "removed: the dataset's tensors already live on the device"
+        else:
+            then = "moved out: the loop moves each batch" + (" from pinned memory" if mode == "pinned" and site.pins_after else "")
+        message = f"{self._what(ctx, transfer, site)} does device work inside the dataset (breaks worker processes and pinning); {then}"
         return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])
