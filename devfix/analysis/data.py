@@ -16,11 +16,11 @@ GPU data or moves batches twice. This module decides it once per file:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import libcst as cst
 
-from devfix.analysis.loops import BatchLoop, iter_names
+from devfix.analysis.loops import BatchLoop
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.facts import FileFacts
@@ -150,7 +150,6 @@ class DataAnalysis:
             return "the tensor is transformed after it is moved"
         if isinstance(parent, cst.Arg):
             return "the moved tensor is passed on to other code"
-        statement = facts.statement_of(call)
         if isinstance(parent, cst.Assign) and where == "__init__":
             for target in parent.targets:
                 if not _is_self_attribute(target.target):

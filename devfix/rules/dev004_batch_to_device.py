@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional
 
-import libcst as cst
-
 from devfix.analysis.loops import BatchLoop, SlicedBatch
 from devfix.analysis.scopes import dotted_name
 from devfix.edits import InsertAfter, InsertBefore, Replace
