@@ -164,7 +164,7 @@ def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: 
     seen: Set[Tuple[str, str]] = set()
     dropped: Set[Tuple[str, str]] = set()  # fixes that produced unparseable code: never retried
     for round_number in range(MAX_ROUNDS if fix else 1):
-        facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style)
+        facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style, dataset_placement=config.dataset_placement)
         findings = _run_rules(module, facts, rules, config)
         to_fix = [
             f for f in findings

@@ -17,6 +17,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devfix.analysis.collect import collect
+from devfix.analysis.data import DataAnalysis, LoaderSite
+from devfix.analysis.loops import BatchLoop, LoopAnalysis, LoopFactory, SlicedBatch
 from devfix.analysis.scopes import Binding, Scope, dotted_name, dotted_parts, resolve
 
 # Names that say "this holds a device" on their own (spec principle 6).
@@ -182,8 +184,9 @@ def _is_import_or_docstring(statement: cst.BaseStatement, first: bool) -> bool:
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, *, allow_device_declarations: bool = True, device_style: str = "conditional") -> None:
+    def __init__(self, module: cst.Module, *, allow_device_declarations: bool = True, device_style: str = "conditional", dataset_placement: str = "pinned") -> None:
         self.module = module
+        self.dataset_placement = dataset_placement
         self.data = collect(module)
         self.allow_device_declarations = allow_device_declarations
         self.device_style = device_style
@@ -574,6 +577,48 @@ class FileFacts:
                 found.append(LoaderLoop(loop, inner, loader, self.scope_of(loop)))
         return found
 
+    # -- per-loop facts (devfix/analysis/loops.py) -----------------------------------------
+    @cached_property
+    def loop_analysis(self) -> "LoopAnalysis":
+        return LoopAnalysis(self)
+
+    @cached_property
+    def batch_loops(self) -> List[BatchLoop]:
+        """Loops over loaders (`for`, and `next(it)` over `iter(loader)`) with their batch facts."""
+        return self.loop_analysis.batch_loops()
+
+    @cached_property
+    def loops_needing_transfer(self) -> List[BatchLoop]:
+        """Loops whose batches are not moved and that DEV004 moves: not those whose loader's
+        data stays on the device (dataset_placement = "device")."""
+        return [
+            batch for batch in self.batch_loops
+            if batch.needs_transfer and not (self.loader_site(batch) is not None and self.loader_site(batch).on_device_after)
+        ]
+
+    @cached_property
+    def loader_sites(self) -> List[LoaderSite]:
+        """Every `DataLoader(...)` call with its dataset, consumers and placement plan."""
+        return DataAnalysis(self, self.dataset_placement).sites()
+
+    def loader_site(self, batch: BatchLoop) -> Optional[LoaderSite]:
+        return next((site for site in self.loader_sites if any(b is batch for b in site.loops)), None)
+
+    @cached_property
+    def sliced_batches(self) -> List[SlicedBatch]:
+        return self.loop_analysis.sliced_batches()
+
+    @cached_property
+    def loop_factories(self) -> List[LoopFactory]:
+        return self.loop_analysis.loop_factories(self.batch_loops)
+
+    def loader_pins(self, loader: Optional[Loader]) -> bool:
+        """The loader's `DataLoader(...)` call in this file pins (or may pin: `pin_memory=use_cuda`)."""
+        if loader is None:
+            return False
+        arg = loader.keyword("pin_memory")
+        return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+
     # -- devices -----------------------------------------------------------------------
     def is_device_value(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode) -> bool:
         """`torch.device(...)`, `"cuda" if ... else "cpu"`, `x.device`, `torch.accelerator...`."""
@@ -666,9 +711,13 @@ class FileFacts:
         args = self.argparse_device
         if args is not None and self.binding_scope(innermost, args) is not None:
             return DeviceRef(f"{args}.device", "argument")
-        request = self.device_requests.get(id(innermost))
-        if request is not None:
-            return DeviceRef("device", "planned")
+        planned: Optional[Scope] = innermost
+        while planned is not None:
+            # A declaration planned for this function, or for the module (it goes after the
+            # imports, so every function sees it when it runs).
+            if id(planned) in self.device_requests and (planned is innermost or planned.kind == "module"):
+                return DeviceRef("device", "planned")
+            planned = planned.visible_parent()
         return None
 
     def need_device(self, node: cst.CSTNode, rule: str) -> Optional[DeviceRef]:
@@ -680,7 +729,11 @@ class FileFacts:
         found = self.device_at(node)
         if found is not None:
             if found.kind == "planned":
-                self.device_requests[id(self.function_scope_of(node))].users.append(rule)
+                scope: Optional[Scope] = self.function_scope_of(node)
+                while scope is not None and id(scope) not in self.device_requests:
+                    scope = scope.visible_parent()
+                if scope is not None:
+                    self.device_requests[id(scope)].users.append(rule)
             return found
         if not self.allow_device_declarations:
             return None
@@ -740,6 +793,10 @@ class FileFacts:
             if statement is not None and self.parent(statement) is self.module:
                 return statement
         return None
+
+    def declaration_code_at(self, node: cst.CSTNode) -> Optional[str]:
+        """The right-hand side DEV001 would declare for `node`'s scope (None: none possible)."""
+        return self._declaration_code(self.function_scope_of(node))
 
     def _declaration_code(self, scope: Scope) -> Optional[str]:
         torch_name = self.torch_name or "torch"

@@ -8,21 +8,33 @@ from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.dev001_device_declaration import DeviceDeclaration
 from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
 from devfix.rules.dev003_model_placement import ModelPlacement
+from devfix.rules.dev004_batch_to_device import BatchToDevice
+from devfix.rules.dev005_loader_pin_memory import LoaderPinMemory
+from devfix.rules.dev006_dataset_off_cpu_path import DatasetOffCpuPath
 from devfix.rules.dev007_forward_created_tensor import ForwardCreatedTensor
+from devfix.rules.dev008_loop_created_tensor import LoopCreatedTensor
 from devfix.rules.dev009_host_conversion import HostConversion
 from devfix.rules.dev010_load_map_location import LoadMapLocation
+from devfix.rules.dev011_discarded_to import DiscardedTo
 from devfix.rules.dev012_module_tensor_attribute import ModuleTensorAttribute
 from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
+from devfix.rules.dev014_loader_not_pinned import LoaderNotPinned
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
     HardCodedCuda,
     ModelPlacement,
+    BatchToDevice,
+    LoaderPinMemory,
+    DatasetOffCpuPath,
     ForwardCreatedTensor,
+    LoopCreatedTensor,
     HostConversion,
     LoadMapLocation,
+    DiscardedTo,
     ModuleTensorAttribute,
     PlainListOfModules,
+    LoaderNotPinned,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,113 @@
+"""DEV006 dataset-off-cpu-path: device transfers inside a dataset move out into the loop."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List
+
+import libcst as cst
+
+from devfix.analysis.data import LoaderSite, Transfer
+from devfix.edits import Replace
+from devfix.rules.base import Example, Finding, Rule, RuleContext
+
+
+class DatasetOffCpuPath(Rule):
+    code = "DEV006"
+    name = "dataset-off-cpu-path"
+    summary = "`.to(device)` inside a Dataset or on TensorDataset arguments breaks worker processes and pinning."
+    why = """
+Dataset tensors should reach the device once per batch, through the training loop, never
+from inside a `Dataset`. A `.to(device)` / `.cuda()` in a `Dataset`'s `__getitem__` copies
+one sample at a time, and any device work inside a dataset breaks with `num_workers > 0`
+("Cannot re-initialize CUDA in forked subprocess"); GPU tensors behind a `pin_memory=True`
+loader crash ("cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned").
+
+With `dataset-placement = "pinned"` (the default) the transfer moves out of the dataset: the
+dataset keeps CPU tensors, the loop moves each batch (DEV004) and the loader pins memory
+(DEV005). With `dataset-placement = "device"` (small in-memory data) tensors moved once
+before the dataset is built stay there, nothing is pinned, and only per-sample transfers in
+`__getitem__` are removed. Where removing the transfer is not certain (the tensor is
+transformed after the move, kept in a local variable, moved where it is defined and maybe
+used elsewhere, or the loader's batches go where devfix cannot see them being moved) the
+diagnostic says why and nothing is changed. Datasets from other modules (torchvision...)
+are left alone.
+"""
+    example = """
+class Samples(Dataset):
+    def __getitem__(self, i):
+        return self.X[i].to(device), self.y[i].to(device)
+
+loader = DataLoader(Samples(), batch_size=32, num_workers=4)
+for x, y in loader:
+    loss = criterion(model(x), y)
+"""
+    use_instead = """
+class Samples(Dataset):
+    def __getitem__(self, i):
+        return self.X[i], self.y[i]
+
+loader = DataLoader(Samples(), batch_size=32, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    loss = criterion(model(x), y)
+"""
+    invalid = (
+        Example(
+            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(2, 1).to(device)\n"
+            "loader = DataLoader(TensorDataset(torch.ones(4, 2).to(device)), batch_size=2, num_workers=2)\n"
+            "for (x,) in loader:\n    print(model(x))\n",
+            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(2, 1).to(device)\n"
+            "loader = DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2, num_workers=2, pin_memory=True)\n"
+            "for (x,) in loader:\n    x = x.to(device, non_blocking=True)\n    print(model(x))\n",
+        ),
+    )
+    valid = (
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(2, 1).to(device)\n"
+        "loader = DataLoader(TensorDataset(torch.ones(4, 2).to(device)), batch_size=2)\n"
+        "for (x,) in loader:\n    print(model(x))\n",
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        if not facts.uses_torch or facts.self_placing_framework:
+            return
+        sites = facts.loader_sites
+        # A transfer in a dataset class feeding several loaders is hoisted only if every one agrees.
+        verdicts: Dict[int, List[bool]] = {}
+        transfers: Dict[int, Transfer] = {}
+        owner: Dict[int, LoaderSite] = {}
+        for site in sites:
+            for transfer in site.hoist + site.blocked:
+                verdicts.setdefault(id(transfer.call), []).append(transfer in site.hoist)
+                transfers.setdefault(id(transfer.call), transfer)
+                owner.setdefault(id(transfer.call), site)
+        for key, transfer in transfers.items():
+            if all(verdicts[key]):
+                yield self._hoist(ctx, transfer, owner[key])
+            else:
+                reason = transfer.reason or "the same dataset feeds a loader whose batches devfix cannot see being moved"
+                yield self.finding(transfer.call, f"{self._what(ctx, transfer, owner[key])} cannot be moved out of the dataset with certainty: {reason}", hint="move the tensor to the device in the training loop instead")
+        for site in sites:
+            if site.workers_on_device and not site.blocked:
+                message = "worker processes (`num_workers`) over a dataset whose tensors live on the device fail (\"Cannot re-initialize CUDA in forked subprocess\")"
+                yield self.finding(site.call, message, hint="use `num_workers=0` with data on the device, or `--dataset-placement pinned`")
+
+    def _what(self, ctx: RuleContext, transfer: Transfer, site: LoaderSite) -> str:
+        code = cst.Module([]).code_for_node(transfer.call)
+        if transfer.where == "TensorDataset":
+            return f"`{code}` in a TensorDataset"
+        klass = site.dataset_class.name.value if site.dataset_class is not None else "the dataset"
+        return f"`{code}` in {klass}.{transfer.where}"
+
+    def _hoist(self, ctx: RuleContext, transfer: Transfer, site: LoaderSite) -> Finding:
+        receiver = transfer.call.func.value  # type: ignore[attr-defined]
+        mode = ctx.facts.dataset_placement
+        if site.on_device_after:
+            then = "removed: the dataset's tensors already live on the device"
+        else:
+            then = "moved out: the loop moves each batch" + (" from pinned memory" if mode == "pinned" and site.pins_after else "")
+        message = f"{self._what(ctx, transfer, site)} does device work inside the dataset (breaks worker processes and pinning); {then}"
+        return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])

@@ -1,0 +1,74 @@
+"""DEV008 loop-created-tensor: factories inside a training loop that meet device tensors get `device=`."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from devfix.edits import Replace
+from devfix.rules.base import Example, Finding, Rule, RuleContext
+from devfix.rules.common import add_keyword
+
+
+class LoopCreatedTensor(Rule):
+    code = "DEV008"
+    name = "loop-created-tensor"
+    summary = "A tensor created in a training loop without `device=` meets device tensors on the CPU."
+    why = """
+`torch.zeros`, `torch.ones`, `torch.full`, `torch.randn`, `torch.arange` ... create CPU
+tensors unless told otherwise. Inside a loop over a data loader they typically become the
+real/fake targets of a GAN, noise fed to a generator, masks or positions, and then meet the
+model's outputs or the moved batch on the GPU: "Expected all tensors to be on the same
+device". Creating them on the device directly (`device=device`) is correct and avoids a
+host-to-device copy per step. Factories whose results only go to CPU-side code, and ones
+that already say `device=` or are moved with `.to()`, are left alone.
+"""
+    example = """
+for real, _ in loader:
+    real = real.to(device)
+    target = torch.ones(real.size(0), 1)
+    loss = criterion(netD(real), target)
+"""
+    use_instead = """
+for real, _ in loader:
+    real = real.to(device)
+    target = torch.ones(real.size(0), 1, device=device)
+    loss = criterion(netD(real), target)
+"""
+    invalid = (
+        Example(
+            "import torch\nfrom torch import nn\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "netD = nn.Linear(4, 1).to(device)\ncriterion = nn.BCEWithLogitsLoss()\n\n\n"
+            "def train(loader):\n    for real, _ in loader:\n        real = real.to(device)\n"
+            "        target = torch.ones(real.size(0), 1)\n        loss = criterion(netD(real), target)\n",
+            "import torch\nfrom torch import nn\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "netD = nn.Linear(4, 1).to(device)\ncriterion = nn.BCEWithLogitsLoss()\n\n\n"
+            "def train(loader):\n    for real, _ in loader:\n        real = real.to(device)\n"
+            "        target = torch.ones(real.size(0), 1, device=device)\n        loss = criterion(netD(real), target)\n",
+        ),
+    )
+    valid = (
+        "import torch\nfrom torch import nn\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "netD = nn.Linear(4, 1).to(device)\ncriterion = nn.BCEWithLogitsLoss()\n\n\n"
+        "def train(loader):\n    for real, _ in loader:\n        real = real.to(device)\n"
+        "        target = torch.ones(real.size(0), 1, device=device)\n        loss = criterion(netD(real), target)\n",
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        if not facts.uses_torch or facts.self_placing_framework or not facts.places_tensors:
+            return  # a program that places nothing is consistent on the CPU
+        for factory in facts.loop_factories:
+            call = factory.call
+            what = f"'{factory.target}'" if factory.target else f"`{cst.Module([]).code_for_node(call.func)}(...)`"
+            message = f"{what} is created on the CPU inside the training loop and meets device tensors"
+            device = facts.need_device(call, self.code)
+            if device is None:
+                yield self.finding(call, message, hint="create it with `device=` the model's device")
+                continue
+            new = add_keyword(call, "device", ctx.expression(device.code))
+            yield self.finding(call, f"{message}; created with `device={device.code}`", [Replace(call, new)])
