@@ -379,6 +379,14 @@ def _cuda_type(t, on_cuda: bool) -> str:
     return f"torch.cuda.{name}" if on_cuda else f"torch.{name}"
 
 
+def _host_arguments(name, args):
+    """Arguments real CUDA wants on the host: the `batch_sizes` of a packed RNN call
+    (`lstm(data, batch_sizes, hx, ...)`), which `pack_padded_sequence` keeps on the CPU."""
+    if name in _RNN and len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.int64:
+        return (args[1],)
+    return ()
+
+
 def _check_same_device(func, args, kwargs) -> None:
     named = _named_tensors(func, args, kwargs)
     if len(named) < 2:
@@ -386,14 +394,16 @@ def _check_same_device(func, args, kwargs) -> None:
     cuda = [(r, t) for r, t in named if is_sim(t)]
     if not cuda:
         return
+    name, is_method = _op_name(func)
+    host = _host_arguments(name, args)
     cpu = [
         (r, t) for r, t in named
         if not is_sim(t) and t.dim() > 0 and torch._C.TensorBase.device.__get__(t).type == "cpu"
+        and not any(t is h for h in host)
     ]
     if not cpu:
         return
     (cr, ct), (pr, pt) = cuda[0], cpu[0]
-    name, is_method = _op_name(func)
     op = f"Tensor.{name}()" if is_method else f"{name}()"
     first_is_cpu = named.index((pr, pt)) < named.index((cr, ct))
     pair = [(pr, "cpu"), (cr, CUDA0)] if first_is_cpu else [(cr, CUDA0), (pr, "cpu")]
@@ -665,6 +675,19 @@ class _FunctionMode(TorchFunctionMode):
                     setattr(s, _ORIGIN, origin)
 
 
+# Ops whose outputs real CUDA keeps partly on the host: (op name, indices of device outputs).
+# `_pack_padded_sequence` returns (data, batch_sizes); batch_sizes always stays on the CPU.
+_HOST_OUTPUTS = {"aten::_pack_padded_sequence": (0,)}
+
+
+def _device_outputs(func, out):
+    """The part of an op's outputs that lands on the device on real CUDA."""
+    keep = _HOST_OUTPUTS.get(getattr(func, "name", lambda: "")())
+    if keep is None or not isinstance(out, (tuple, list)):
+        return out
+    return tuple(out[i] for i in keep)
+
+
 class _DispatchMode(TorchDispatchMode):
     """Propagates the tag through every aten op (incl. autograd's backward)."""
 
@@ -682,7 +705,7 @@ class _DispatchMode(TorchDispatchMode):
         out = func(*args, **kwargs)
         want = (target == CUDA0) if target is not None else any(is_sim(t) for t in ins)
         if want:
-            for o in _fresh_outputs(out, ins):
+            for o in _fresh_outputs(_device_outputs(func, out), ins):
                 _set_tag(o, True)
         return out
 
@@ -833,6 +856,42 @@ def _dp_forward(self, *inputs, **kwargs):
     return self.module(*inputs, **kwargs)
 
 
+def _pack_padded(original):
+    """pack_padded_sequence refuses `lengths` on the GPU, as real CUDA does."""
+
+    @functools.wraps(original)
+    def pack_padded_sequence(input, lengths, *args, **kwargs):
+        if isinstance(lengths, torch.Tensor) and is_sim(lengths):
+            _device_error(
+                RuntimeError,
+                "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor",
+                "pack_padded_sequence()", {"lengths": CUDA0}, "DEV004",
+                "the lengths of a packed sequence must stay on the CPU",
+            )
+        return original(input, lengths, *args, **kwargs)
+
+    return pack_padded_sequence
+
+
+def _pad_packed(original):
+    """pad_packed_sequence as on real CUDA: the padded output follows the packed data.
+
+    Its implementation builds the padded tensor with the host's options and fills it, which
+    the function mode would read as a CPU tensor meeting CUDA indices. Run it with the
+    function mode off (the dispatch mode still propagates tags), then place the output.
+    """
+
+    @functools.wraps(original)
+    def pad_packed_sequence(sequence, *args, **kwargs):
+        with torch.overrides._pop_mode_temporarily():
+            padded, lengths = original(sequence, *args, **kwargs)
+        if is_sim(sequence.data):
+            _set_tag(padded, True)
+        return padded, lengths
+
+    return pad_packed_sequence
+
+
 def _guarded_class(cls, feature, is_cuda):
     """Subclass that refuses construction when it would act on CUDA."""
 
@@ -937,6 +996,8 @@ def activate(state: State):
         # the RNN modules ask cuDNN about "cuda" weights; there is no cuDNN here
         p.set(torch.backends.cudnn, "is_acceptable", lambda t: False)
         p.set(torch.nn.DataParallel, "forward", _dp_forward)
+        p.set(torch.nn.utils.rnn, "pad_packed_sequence", _pad_packed(torch.nn.utils.rnn.pad_packed_sequence))
+        p.set(torch.nn.utils.rnn, "pack_padded_sequence", _pack_padded(torch.nn.utils.rnn.pack_padded_sequence))
         p.set(torch.nn.parallel.data_parallel, "_check_balance", lambda ids: None)
 
         fmode, dmode = _FunctionMode(), _DispatchMode()

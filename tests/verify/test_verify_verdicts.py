@@ -20,6 +20,7 @@ MUST_FAIL = [
     ("fail_adagrad_before_move.py", "DEV003", []),
     ("fail_gan_labels.py", "DEV008", []),
     ("fail_load_no_map_location.py", "DEV010", ["--cpu-only-load"]),
+    ("fail_packed_lengths_on_gpu.py", "DEV004", []),
 ]
 
 MUST_PASS = [
@@ -30,6 +31,7 @@ MUST_PASS = [
     ("pass_buffer_mask.py", []),
     ("pass_load_map_location.py", ["--cpu-only-load"]),
     ("pass_workers_cpu_dataset.py", []),
+    ("pass_packed_sequence.py", []),
     ("fail_load_no_map_location.py", []),  # without --cpu-only-load the GPU checkpoint loads
 ]
 
