@@ -20,7 +20,7 @@ from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
 from devfix.engine import FileResult, process_source
 from devfix.files import discover_with_trees
 from devfix.report import json_report, text_lines, unified_diff
-from devfix.rules import ALL_RULES, BY_CODE, lookup
+from devfix.rules import ALL_RULES, lookup
 from devfix.writer import WriteError, write_atomic
 
 MAX_FILE_BYTES = 10 * 1024 * 1024

@@ -232,6 +232,8 @@ def _run_rules(module: cst.Module, facts: FileFacts, rules: Sequence[Rule], conf
     ctx = RuleContext(facts, config, module)
     for rule in rules:
         try:
+            if not rule.applies_to(facts):
+                continue
             for finding in rule.check(ctx):
                 ctx.findings.append(finding)
         except Exception as error:  # noqa: BLE001 - isolate a rule's bug to this file

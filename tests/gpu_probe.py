@@ -9,7 +9,6 @@ import json
 import runpy
 import sys
 
-import torch
 from torch.nn.modules.module import register_module_forward_pre_hook
 
 devices = set()

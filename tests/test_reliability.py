@@ -7,7 +7,6 @@ docs/reliability.md names the test behind each row.
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 

@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from devfix.analysis.collect import collect
 from devfix.analysis.data import DataAnalysis, LoaderSite
 from devfix.analysis.loops import BatchLoop, LoopAnalysis, LoopFactory, SlicedBatch
-from devfix.analysis.scopes import Binding, Scope, dotted_name, dotted_parts, resolve
+from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
 
 # Names that say "this holds a device" on their own (spec principle 6).
 DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")

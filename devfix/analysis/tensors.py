@@ -100,6 +100,12 @@ class ModuleClass:
     def writes_of(self, attr: str) -> List[AttributeWrite]:
         return [write for write in self.writes if write.attr == attr]
 
+    @property
+    def init_writes(self) -> List[AttributeWrite]:
+        """`self.x = ...` assignments made in `__init__` (what DEV012 and DEV013 inspect)."""
+        init = self.methods.get("__init__")
+        return [write for write in self.writes if init is not None and write.method is init]
+
 
 def self_name_of(method: cst.FunctionDef) -> Optional[str]:
     """The name of a method's instance parameter; None for static/class methods."""
@@ -301,7 +307,6 @@ class TensorFlow:
     def _compute(self, expr: cst.BaseExpression, kind: str, depth: int) -> bool:
         if depth > 30:
             return False
-        facts = self.facts
         if isinstance(expr, cst.Name):
             return self._name(expr, kind, depth)
         if isinstance(expr, cst.Attribute):

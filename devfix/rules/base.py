@@ -63,11 +63,24 @@ class Rule:
     safety: ClassVar[str] = "safe"  # "safe": applied by `apply`; "unsafe": only with --unsafe-fixes
     enabled_by_default: ClassVar[bool] = True
     runs_last: ClassVar[bool] = False  # DEV001 reads the device requests of the others
+    # Program-level rules (moving models, batches, outputs) only make sense in a program that
+    # places something on a device: one that places nothing is consistent on the CPU.
+    needs_placement: ClassVar[bool] = False
     why: ClassVar[str] = ""
     example: ClassVar[str] = ""
     use_instead: ClassVar[str] = ""
     invalid: ClassVar[Sequence[Example]] = ()
     valid: ClassVar[Sequence[str]] = ()
+
+    def applies_to(self, facts: FileFacts) -> bool:
+        """Whether the rule runs on this file at all; the engine asks before `check`.
+
+        No rule touches a file without torch, or one using a framework that places models
+        and batches itself (Accelerate, Lightning, torch.distributed...).
+        """
+        if not facts.uses_torch or facts.self_placing_framework:
+            return False
+        return facts.places_tensors or not self.needs_placement
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError

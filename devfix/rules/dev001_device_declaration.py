@@ -60,8 +60,6 @@ device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         yield from self._hard_coded(ctx)
         for request in list(facts.device_requests.values()):
             yield self._declare(ctx, request)

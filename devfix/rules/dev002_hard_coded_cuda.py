@@ -56,8 +56,6 @@ criterion.to(device)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         collapsed: List[cst.If] = []
         for node in facts.data.ifs:
             finding = self._collapse_if(ctx, node)

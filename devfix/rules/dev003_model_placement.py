@@ -20,6 +20,7 @@ LOSSES_WITH_POSITIONAL_WEIGHT = {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEW
 class ModelPlacement(Rule):
     code = "DEV003"
     name = "model-placement"
+    needs_placement = True
     summary = "A model that is built and trained or called, but never moved, stays on the CPU."
     why = """
 Batches moved to the GPU then meet weights on the CPU: "Input type (torch.cuda.FloatTensor)
@@ -56,8 +57,6 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if facts.self_placing_framework or not facts.places_tensors:
-            return
         for model in facts.models:
             finding = self._check_model(ctx, model)
             if finding is not None:

@@ -16,6 +16,7 @@ NO_DEVICE_HINT = "declare a device and move the batch with `.to(device)` at the 
 class BatchToDevice(Rule):
     code = "DEV004"
     name = "batch-to-device"
+    needs_placement = True
     summary = "Batches from a data loader reach the model on the CPU; move them at the top of the loop."
     why = """
 A `DataLoader` yields CPU tensors. With the model on the GPU, the first forward fails with
@@ -72,8 +73,6 @@ for epoch in range(epochs):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework or not facts.places_tensors:
-            return  # a program that places nothing is consistent on the CPU
         for batch in facts.batch_loops:
             finding = self._check_loop(ctx, batch)
             if finding is not None:

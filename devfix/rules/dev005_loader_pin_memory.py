@@ -62,8 +62,6 @@ loader = DataLoader(dataset, batch_size=32)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         for site in facts.loader_sites:
             if site.remove_pin and site.pin_arg is not None:
                 yield self._unpin(site)

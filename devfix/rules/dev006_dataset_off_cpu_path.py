@@ -72,8 +72,6 @@ for x, y in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         sites = facts.loader_sites
         # A transfer in a dataset class feeding several loaders is hoisted only if every one agrees.
         verdicts: Dict[int, List[bool]] = {}

@@ -61,8 +61,6 @@ def forward(self, x):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         methods = {}
         for info in facts.module_classes.values():
             for name, method in info.methods.items():

@@ -14,6 +14,7 @@ from devfix.rules.common import add_keyword
 class LoopCreatedTensor(Rule):
     code = "DEV008"
     name = "loop-created-tensor"
+    needs_placement = True
     summary = "A tensor created in a training loop without `device=` meets device tensors on the CPU."
     why = """
 `torch.zeros`, `torch.ones`, `torch.full`, `torch.randn`, `torch.arange` ... create CPU
@@ -60,8 +61,6 @@ for real, _ in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework or not facts.places_tensors:
-            return  # a program that places nothing is consistent on the CPU
         for factory in facts.loop_factories:
             call = factory.call
             what = f"'{factory.target}'" if factory.target else f"`{cst.Module([]).code_for_node(call.func)}(...)`"

@@ -15,6 +15,7 @@ from devfix.rules.common import method_call
 class HostConversion(Rule):
     code = "DEV009"
     name = "host-conversion"
+    needs_placement = True
     summary = "`.numpy()` on a tensor that may live on the GPU (or require grad) fails; go through `.detach().cpu()`."
     why = """
 NumPy only sees host memory: `.numpy()` on a CUDA tensor raises "can't convert cuda:0 device
@@ -50,8 +51,6 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework or not facts.places_tensors:
-            return  # in a program that places nothing, every tensor is on the CPU
         for call in facts.data.calls:
             if method_name(call) == "numpy" and not call.args:
                 finding = self._check_numpy(ctx, call)

@@ -53,8 +53,6 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
         for call in facts.data.calls:
             if facts.qualname(call.func, at=call) in LOADERS:
                 finding = self._check_load(ctx, call)

@@ -46,8 +46,6 @@ for inputs, labels in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if facts.self_placing_framework:
-            return
         for expr in facts.data.expr_statements:
             finding = self._check(ctx, expr)
             if finding is not None:

@@ -52,18 +52,11 @@ class CausalSelfAttention(nn.Module):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
-        for info in facts.module_classes.values():
-            init = info.methods.get("__init__")
-            if init is None:
-                continue
-            for write in info.writes:
-                if write.method is init:
-                    finding = self._check_write(ctx, info, write)
-                    if finding is not None:
-                        yield finding
+        for info in ctx.facts.module_classes.values():
+            for write in info.init_writes:
+                finding = self._check_write(ctx, info, write)
+                if finding is not None:
+                    yield finding
 
     def _check_write(self, ctx: RuleContext, info: ModuleClass, write: AttributeWrite) -> Optional[Finding]:
         facts = ctx.facts

@@ -51,15 +51,9 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework:
-            return
-        for info in facts.module_classes.values():
-            init = info.methods.get("__init__")
-            if init is None:
-                continue
-            for write in info.writes:
-                if write.method is init and write.assign is not None:
+        for info in ctx.facts.module_classes.values():
+            for write in info.init_writes:
+                if write.assign is not None:
                     finding = self._check_write(ctx, info, write)
                     if finding is not None:
                         yield finding

@@ -55,7 +55,7 @@ for x, y in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.uses_torch or facts.self_placing_framework or facts.dataset_placement != "pinned":
+        if facts.dataset_placement != "pinned":
             return
         for site in facts.loader_sites:
             if site.pin_arg is not None or site.spread or site.add_pin or site.on_device_after or site.escapes:

@@ -1,3 +1,4 @@
+# devfix: input-runs  (a speed fix: the unpinned input is correct, only slower)
 # devfix: --extend-select=DEV014
 import torch
 import torch.nn as nn
