@@ -51,6 +51,7 @@ class Result:
     detail: str | None = None
     tensors_on_device: int = 0
     seconds: float = 0.0
+    called_from: list = field(default_factory=list)  # ["file:line", ...] outer user frames
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -69,6 +70,7 @@ class Result:
             else:
                 head = f"{where}device error: {self.operation}"
             lines = [head, f"  {self.message}"]
+            lines += [f"  called from {where_from}" for where_from in self.called_from]
             if self.detail:
                 lines.append(f"  ({self.detail})")
             if self.rule:
@@ -137,7 +139,8 @@ def from_event(event, exc, is_user_file, tensors, seconds) -> Result:
                       tensors_on_device=tensors, seconds=seconds)
     res = Result("device-error", EXIT_FAIL, file, line, event.operation, dict(event.devices),
                  message=event.message, detail=event.detail or None,
-                 tensors_on_device=tensors, seconds=seconds)
+                 tensors_on_device=tensors, seconds=seconds,
+                 called_from=[f"{_show(f)}:{n}" for f, n in event.callers])
     return _with_rule(res, event.rule)
 
 

@@ -96,6 +96,7 @@ class Event:
     file: str | None = None
     line: int | None = None
     exc: BaseException | None = None
+    callers: list = field(default_factory=list)  # outer user frames, innermost first: [(file, line)]
 
 
 class State:
@@ -134,6 +135,20 @@ class State:
                 return f
             f = f.f_back
         return None
+
+    def user_callers(self, frame, limit: int = 3):
+        """(file, line) of the user frames that called `frame`, innermost first.
+
+        A mismatch inside `forward` is reported where it happens; the loop line that fed the
+        CPU batch in is one of these callers, and often the line to change.
+        """
+        found = []
+        f = frame.f_back if frame is not None else None
+        while f is not None and len(found) < limit:
+            if self.is_user_file(f.f_code.co_filename):
+                found.append((f.f_code.co_filename, f.f_lineno))
+            f = f.f_back
+        return found
 
     def record(self, event: Event) -> None:
         if self.first is None:
@@ -244,6 +259,7 @@ def _device_error(exc_type, message, operation, devices, rule, detail="", frame=
             Event(
                 "device", message, operation, devices, rule, detail,
                 uf.f_code.co_filename if uf else None, uf.f_lineno if uf else None, exc,
+                st.user_callers(uf),
             )
         )
     raise exc

@@ -164,3 +164,18 @@ def test_run_script_api():
     assert good.ok and good.exit_code == 0
     assert good.report["tensors_on_device"] > 0
     assert run_script(f"{SCRIPTS}/fail_load_no_map_location.py", cpu_only_load=True).rule == "DEV010"
+
+
+def test_buggy_example_is_reported_where_it_fails_and_where_the_batch_came_from():
+    """`devfix verify examples/cnn_classifier.py`: the conv call in forward, and the loop line."""
+    import os
+
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "cnn_classifier.py")
+    source = open(example).read().splitlines()
+    forward_line = next(i for i, line in enumerate(source, 1) if "self.conv1(x)" in line)
+    loop_line = next(i for i, line in enumerate(source, 1) if "criterion(model(inputs), targets)" in line)
+    proc = run_verify("--json", os.path.abspath(example))
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert (report["line"], report["rule"]) == (forward_line, "DEV004")
+    assert report["called_from"][0].endswith(f"cnn_classifier.py:{loop_line}")
