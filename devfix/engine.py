@@ -106,14 +106,16 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult) -> No
     except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
         return
-    if module.bytes != source:
-        # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings lose
-        # the final newline): writing them back would corrupt them, so they are skipped.
-        result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
-        return
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
     fixed_module = _run_rounds(module, rules, config, fix, result)
     if fix and fixed_module is not module:
+        if module.bytes != source:
+            # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
+            # lose the final newline): writing them back would corrupt them. Checked only
+            # before a write — it costs a full code generation — since nothing else can harm.
+            result.diagnostics = []
+            result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
+            return
         result.new = fixed_module.bytes
 
 

@@ -21,7 +21,8 @@ import traceback
 def _child(request) -> None:
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
-    os.dup2(out, 2)
+    errors = request.get("errors")
+    os.dup2(os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if errors else out, 2)
     os.chdir(request["cwd"])
     os.environ.update(request.get("env", {}))
     argv = request["argv"]

@@ -64,7 +64,8 @@ BAD_INPUTS = {
     "long_chain": (b"import torch\nx = " + b" + ".join([b"a"] * 8000) + b"\n", f"over {MAX_NESTING} levels"),
     "deep_indentation": (b"import torch\n" + b"".join(b" " * i + b"if x:\n" for i in range(120)) + b" " * 120 + b"pass\n", "too many levels of indentation"),
     "tabs_and_spaces": (b"import torch\nif x:\n\tif y:\n        pass\n", "inconsistent use of tabs and spaces"),
-    "old_mac_newlines": (b"import torch\rx = torch.zeros(1)\r", "cannot reproduce this file byte for byte"),
+    # something to fix, so that devfix would write: the byte-for-byte guard runs before writes
+    "old_mac_newlines": (b"import torch\rx = torch.zeros(1).cuda()\r", "cannot reproduce this file byte for byte"),
 }
 
 

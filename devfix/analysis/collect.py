@@ -23,11 +23,14 @@ class Collected:
         self.module = module
         self.parent: Dict[int, Optional[cst.CSTNode]] = {}
         self.order: Dict[int, int] = {}
+        self.end_order: Dict[int, int] = {}  # scope owners: preorder index of their last descendant
         self.scopes: Dict[int, Scope] = {}
         self.module_scope = Scope(module, "module", None)
         self.scopes[id(module)] = self.module_scope
         self.calls: List[cst.Call] = []
         self.assigns: List[cst.Assign] = []
+        self.other_assigns: List[cst.CSTNode] = []  # AugAssign and AnnAssign
+        self.name_attributes: List[cst.Attribute] = []  # `x.attr` where x is a plain name
         self.expr_statements: List[cst.Expr] = []
         self.for_loops: List[cst.For] = []
         self.while_loops: List[cst.While] = []
@@ -63,6 +66,7 @@ class _Collector(cst.CSTVisitor):
             cst.Call: self._call,
             cst.Expr: self._expr,
             cst.Subscript: self._subscript,
+            cst.Attribute: self._attribute,
             cst.Return: self._return,
             cst.Yield: self._return,
             cst.SimpleString: self._string,
@@ -88,6 +92,7 @@ class _Collector(cst.CSTVisitor):
         self.stack.pop()
         if isinstance(original_node, self.scope_owners):
             self.scope_stack.pop()
+            self.data.end_order[id(original_node)] = self.counter - 1
 
     # -- bindings ------------------------------------------------------------------------
     @property
@@ -151,10 +156,12 @@ class _Collector(cst.CSTVisitor):
                 self._bind_target(target.target, "other", node)
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
+        self.data.other_assigns.append(node)
         if isinstance(node.target, cst.Name):
             self._bind(node.target.value, "assign" if node.value else "other", node, value=node.value)
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
+        self.data.other_assigns.append(node)
         self._bind_target(node.target, "other", node)
 
     def _walrus(self, node: cst.NamedExpr) -> None:
@@ -210,6 +217,10 @@ class _Collector(cst.CSTVisitor):
 
     def _return(self, node: cst.CSTNode) -> None:
         self.data.returns.append(node)
+
+    def _attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.data.name_attributes.append(node)
 
     def _subscript(self, node: cst.Subscript) -> None:
         self.data.subscripts.append(node)

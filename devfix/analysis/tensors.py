@@ -116,72 +116,27 @@ def self_name_of(method: cst.FunctionDef) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-class _ClassVisitor(cst.CSTVisitor):
-    """Visits one method body: `self.x` writes and reads, names used as tensors."""
+@dataclass(eq=False)
+class _Method:
+    """A method of a module class being read, with its preorder range in the file."""
 
-    def __init__(self, info: ModuleClass, method: cst.FunctionDef, self_name: str, facts: "FileFacts") -> None:
-        super().__init__()
-        self.info = info
-        self.method = method
-        self.self_name = self_name
-        self.facts = facts
-        self.targets: Set[int] = set()
-        self.tensor_names = info.tensor_names.setdefault(id(method), set())
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.method  # nested functions have their own `self`, if any
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        for small in node.body:
-            if isinstance(small, cst.Assign):
-                plain = len(small.targets) == 1
-                for target in small.targets:
-                    self._record_target(node, small if plain else None, target.target, small.value if plain else None)
-            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                self._record_target(node, None, small.target, None)
-
-    def _record_target(self, line, assign, target, value) -> None:
-        attr = self_attribute(target, self.self_name)
-        if attr is not None:
-            self.targets.add(id(target))
-            self.info.writes.append(AttributeWrite(self.method, line, assign, attr, value))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._record_target(line, None, element.value, None)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        attr = self_attribute(node, self.self_name)
-        if attr is not None and id(node) not in self.targets:
-            self.info.reads.setdefault(attr, []).append(node)
-        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ATTRIBUTES:
-            self.tensor_names.add(node.value.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if self_attribute(func, self.self_name) == "register_buffer" and node.args:
-            name = node.args[0].value
-            if isinstance(name, cst.SimpleString):
-                self.info.buffers.append(name.evaluated_value)
-                self.info.buffer_calls.append(node)
-        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and self.method.name.value == "__init__":
-            receiver = func.value
-            if (isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super") or (
-                node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == self.self_name
-            ):
-                self.info.super_init = self.info.super_init or node
-        # `self.layer(x)` and `torch.f(x)`: x is a tensor
-        positional = [arg.value for arg in node.args if arg.keyword is None]
-        if positional and isinstance(positional[0], cst.Name):
-            qual = self.facts.qualname(func, at=node) or ""
-            if self_attribute(func, self.self_name) is not None or (qual.startswith("torch.") and qual.split(".")[-1][:1].islower() and qual.split(".")[-1] not in TENSOR_FACTORIES and not qual.startswith("torch.cuda")):
-                self.tensor_names.add(positional[0].value)
+    info: ModuleClass
+    node: cst.FunctionDef
+    self_name: str
+    start: int
+    end: int
+    tensor_names: Set[str]
 
 
 def module_classes(facts: "FileFacts") -> Dict[str, ModuleClass]:
+    """What each nn.Module subclass writes, reads, registers and treats as tensors.
+
+    Read from the lists the analysis pass already collected (assignments, `x.attr`
+    attributes, calls), each node attributed to the method it is directly in by its
+    preorder index: no second walk over the class bodies.
+    """
     found: Dict[str, ModuleClass] = {}
+    methods: List[_Method] = []
     for name, node in facts.model_classes.items():
         info = ModuleClass(node)
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -190,9 +145,94 @@ def module_classes(facts: "FileFacts") -> Dict[str, ModuleClass]:
                 info.methods[statement.name.value] = statement
                 self_name = self_name_of(statement)
                 if self_name is not None:
-                    statement.visit(_ClassVisitor(info, statement, self_name, facts))
+                    names = info.tensor_names.setdefault(id(statement), set())
+                    methods.append(_Method(info, statement, self_name, facts.order(statement), facts.data.end_order[id(statement)], names))
         found[name] = info
+    if methods:
+        _MethodReader(facts, methods).read()
     return found
+
+
+class _MethodReader:
+    """Fills ModuleClass records from the collected node lists (see `module_classes`)."""
+
+    def __init__(self, facts: "FileFacts", methods: List[_Method]) -> None:
+        self.facts = facts
+        self.methods = methods
+        self.targets: Set[int] = set()
+
+    def method_of(self, node: cst.CSTNode) -> Optional[_Method]:
+        """The method `node` is directly in (not in a function or class nested in it)."""
+        order = self.facts.order(node)
+        for method in self.methods:
+            if method.start < order <= method.end:
+                owner = self.facts.enclosing(node, (cst.FunctionDef, cst.ClassDef))
+                return method if owner is method.node else None
+        return None
+
+    def read(self) -> None:
+        data = self.facts.data
+        for small in [*data.assigns, *data.other_assigns]:
+            method = self.method_of(small)
+            if method is not None:
+                self._record_assignment(method, small)
+        for attribute in data.name_attributes:
+            method = self.method_of(attribute)
+            if method is not None:
+                self._record_attribute(method, attribute)
+        for call in data.calls:
+            method = self.method_of(call)
+            if method is not None:
+                self._record_call(method, call)
+
+    def _record_assignment(self, method: _Method, small: cst.CSTNode) -> None:
+        line = self.facts.parent(small)
+        if isinstance(small, cst.Assign):
+            plain = len(small.targets) == 1
+            for target in small.targets:
+                self._record_target(method, line, small if plain else None, target.target, small.value if plain else None)
+        else:
+            self._record_target(method, line, None, small.target, None)
+
+    def _record_target(self, method: _Method, line, assign, target, value) -> None:
+        attr = self_attribute(target, method.self_name)
+        if attr is not None:
+            self.targets.add(id(target))
+            method.info.writes.append(AttributeWrite(method.node, line, assign, attr, value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._record_target(method, line, None, element.value, None)
+
+    def _record_attribute(self, method: _Method, node: cst.Attribute) -> None:
+        attr = self_attribute(node, method.self_name)
+        if attr is not None and id(node) not in self.targets:
+            method.info.reads.setdefault(attr, []).append(node)
+        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ATTRIBUTES:
+            method.tensor_names.add(node.value.value)
+
+    def _record_call(self, method: _Method, node: cst.Call) -> None:
+        func = node.func
+        info = method.info
+        if self_attribute(func, method.self_name) == "register_buffer" and node.args:
+            name = node.args[0].value
+            if isinstance(name, cst.SimpleString):
+                info.buffers.append(name.evaluated_value)
+                info.buffer_calls.append(node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and method.node.name.value == "__init__":
+            receiver = func.value
+            if (isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super") or (
+                node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == method.self_name
+            ):
+                info.super_init = info.super_init or node
+        # `self.layer(x)` and `torch.f(x)`: x is a tensor
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        if positional and isinstance(positional[0], cst.Name):
+            qual = self.facts.qualname(func, at=node) or ""
+            if self_attribute(func, method.self_name) is not None or (
+                qual.startswith("torch.") and qual.split(".")[-1][:1].islower()
+                and qual.split(".")[-1] not in TENSOR_FACTORIES and not qual.startswith("torch.cuda")
+            ):
+                method.tensor_names.add(positional[0].value)
 
 
 def surely_has_parameters(facts: "FileFacts", info: ModuleClass) -> bool:

@@ -18,7 +18,16 @@ def bug_line(name):
 
 
 def run_verify(*argv, env_extra=None, timeout=120):
-    """Run ``python -m devfix.verify ARGV`` in a subprocess (no patch leaks here)."""
+    """Run ``python -m devfix.verify ARGV`` in a child process (no patch leaks here).
+
+    The child is forked from the test session's fork server, which imported torch once
+    (tests/forkserver.py); with `env_extra` it is a fresh interpreter instead.
+    """
+    if env_extra is None:
+        from script_runner import shared_runner
+
+        code, out, err = shared_runner().run_split(["-m", "devfix.verify", *argv], cwd=SCRIPTS, timeout=timeout)
+        return subprocess.CompletedProcess(["devfix", "verify", *argv], code, out, err)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
     env.update(env_extra or {})
