@@ -109,8 +109,11 @@ def apply(paths, diff, **options) -> int:
     remaining = any(d.status != "fixed" for r in results for d in r.diagnostics)
     if any(r.error for r in results):
         return 2
-    written = any(r.changed for r in results)
-    return 1 if written or remaining else 0
+    if diff:
+        return 1 if changed or remaining else 0
+    # Like `ruff check --fix`: a run that fixed everything it found succeeded (scripts can
+    # chain `devfix apply src/ && git commit`); problems left to fix by hand make it 1.
+    return 1 if remaining else 0
 
 
 @main.command()
