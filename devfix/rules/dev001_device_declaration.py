@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from devfix.analysis.facts import string_value
+from devfix.analysis.scopes import dotted_name
 from devfix.edits import InsertAfter, InsertBefore, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import is_cuda_string
@@ -27,7 +28,7 @@ that builds the model (`main()`), or — in a helper that only receives the mode
 from the model's parameters instead of threading a new argument through every caller.
 `torch.device("cuda")` alone crashes without a GPU and becomes the conditional form (an
 explicit index is kept). A device pinned on purpose (`torch.device("cpu")`, a `--device`
-option) is left alone. With `device-style = "accelerator"` the declaration uses
+option, a default that a configurator `exec(...)` overrides) is left alone. With `device-style = "accelerator"` the declaration uses
 `torch.accelerator`, which also covers Apple and Intel GPUs.
 """
     example = """
@@ -56,6 +57,7 @@ device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
         "import torch\ndevice = torch.device('cpu')\n",
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
         "import torch\nif torch.cuda.is_available():\n    device = torch.device('cuda')\nelse:\n    device = torch.device('cpu')\n",
+        "import torch\ndevice = 'cuda'  # overridden with --device=...\nexec(open('configurator.py').read())\n",
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -93,7 +95,27 @@ device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
                 cuda = self._cuda_string(ctx, binding.value)
                 if cuda is None or self._inside_availability_check(ctx, binding.node):
                     continue
+                if scope.kind == "module" and self._overridden_by_configuration(ctx, binding):
+                    continue
                 yield self._make_conditional(ctx, binding, cuda)
+
+    @staticmethod
+    def _overridden_by_configuration(ctx: RuleContext, binding) -> bool:
+        """A module-level default that a later `exec(...)` / `globals().update(...)` overrides.
+
+        The configurator idiom (nanoGPT's `exec(open('configurator.py').read())` reads
+        `--device=cpu` from the command line): `device = 'cuda'` is then an option's default,
+        which devfix never rewrites.
+        """
+        facts = ctx.facts
+        for call in facts.data.calls:
+            name = dotted_name(call.func) or ""
+            overrides = name == "exec" or (
+                name.endswith(".update") and isinstance(call.func.value, cst.Call) and dotted_name(call.func.value.func) in ("globals", "vars")
+            )
+            if overrides and facts.order(call) > binding.order and facts.function_scope_of(call).kind == "module":
+                return True
+        return False
 
     def _cuda_string(self, ctx: RuleContext, value: cst.BaseExpression) -> Optional[cst.SimpleString]:
         if is_cuda_string(value):
