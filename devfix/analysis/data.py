@@ -226,7 +226,9 @@ class DataAnalysis:
         site.on_device_after = bool(stays)
         site.remove_pin = site.pins and site.on_device_after
         site.workers_on_device = site.workers and site.on_device_after
-        writes_transfers = any(batch.needs_transfer for batch in site.loops) or bool(site.hoist)
+        # DEV004 writes transfers only in a program that places something (see Rule.applies_to)
+        loop_transfers = self.facts.places_tensors and any(batch.needs_transfer for batch in site.loops)
+        writes_transfers = loop_transfers or bool(site.hoist)
         site.add_pin = (
             self.placement == "pinned"
             and site.pin_arg is None

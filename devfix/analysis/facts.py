@@ -30,6 +30,7 @@ MODEL_PARAM_NAME = re.compile(r"^(model|net|network|module|classifier|encoder|de
 # Methods that return the same module (or a tensor) on another device or dtype.
 CHAIN_METHODS = {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "share_memory"}
 LOSS_WEIGHT_KEYWORDS = ("weight", "pos_weight")
+VIEW_METHODS = {"view", "reshape", "unsqueeze", "squeeze", "expand", "repeat", "contiguous", "long", "int", "bool", "transpose", "permute", "t", "clone", "detach"}
 DTYPES = {"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32", "int64", "long", "uint8", "bool", "complex64", "complex128", "short"}
 WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
 NOT_MODULES = {"Parameter", "Module", "DataParallel", "ParameterList", "ParameterDict", "UninitializedParameter", "UninitializedBuffer"}
@@ -306,6 +307,22 @@ class FileFacts:
     def _is_dtype(self, expr: cst.BaseExpression) -> bool:
         qual = self.qualname(expr, at=expr) or ""
         return qual.startswith("torch.") and qual.split(".")[-1] in DTYPES
+
+    def moved_on_creation(self, call: cst.Call) -> bool:
+        """`torch.zeros(...).to(device)`, `.cuda()`, `.type_as(x)`, also through `.float()` or
+        `.view(...)`: the new tensor is placed at once, whatever device it was created on."""
+        node: cst.CSTNode = call
+        while True:
+            attribute = self.parent(node)
+            method = self.parent(attribute) if isinstance(attribute, cst.Attribute) else None
+            if not (isinstance(method, cst.Call) and method.func is attribute and attribute.value is node):
+                return False
+            name = attribute.attr.value
+            if name in ("cuda", "type_as") or (name == "to" and not (method.args and self._is_dtype(method.args[0].value))):
+                return True
+            if name not in CHAIN_METHODS and name not in VIEW_METHODS:
+                return False
+            node = method
 
     def under_gpu_guard(self, node: cst.CSTNode) -> bool:
         """`node` runs only where a GPU exists: inside `if torch.cuda.is_available():`,
@@ -591,6 +608,8 @@ class FileFacts:
     def loops_needing_transfer(self) -> List[BatchLoop]:
         """Loops whose batches are not moved and that DEV004 moves: not those whose loader's
         data stays on the device (dataset_placement = "device")."""
+        if not self.places_tensors:
+            return []  # a program that places nothing: DEV004 leaves its loops alone
         return [
             batch for batch in self.batch_loops
             if batch.needs_transfer and not (self.loader_site(batch) is not None and self.loader_site(batch).on_device_after)

@@ -81,6 +81,8 @@ def forward(self, x):
         facts = ctx.facts
         if keyword(call, "device") is not None or keyword(call, "out") is not None or any(arg.star for arg in call.args):
             return None
+        if facts.moved_on_creation(call):
+            return None  # `torch.zeros(...).to(device)`: placed at once
         if self._owned_or_host_side(ctx, call, method) or self._callers_move_result(ctx, info, method):
             return None
         device = self._device_code(ctx, call, info, method)
