@@ -29,6 +29,8 @@ the same device". The model is moved where it is built, before any optimizer is 
 its parameters: optimizers that create state at construction (Adagrad) would otherwise keep
 that state on the CPU. Loss modules that hold tensors (`weight=`, `pos_weight=`) move too.
 `nn.DataParallel` needs its wrapped module on the device: one `.to(device)` suffices.
+A layer assigned into a model after the model was moved (`model.fc = nn.Linear(512, 10)`
+when fine-tuning) stays on the CPU: it is moved where it is built.
 """
     example = """
 model = Net()
@@ -61,6 +63,8 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             finding = self._check_model(ctx, model)
             if finding is not None:
                 yield finding
+            if model.kind == "model":
+                yield from self._layers_added_after_the_move(ctx, model)
 
     def _check_model(self, ctx: RuleContext, model: Model) -> Optional[Finding]:
         facts = ctx.facts
@@ -85,6 +89,49 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         if device is None:
             return self.finding(model.call, message, hint="move it with `.to(device)` after a device is declared")
         return self.finding(model.call, f"{message}; moved with `.to({device.code})`", [Replace(model.call, move_to(model.call, ctx.expression(device.code)))])
+
+    # -- `model.fc = nn.Linear(...)` after the model was moved -----------------------------
+    def _layers_added_after_the_move(self, ctx: RuleContext, model: Model) -> Iterator[Finding]:
+        """A layer assigned into a model after it was moved stays on the CPU (the transfer
+        learning classic: `model.to(device)`, then `model.fc = nn.Linear(512, 10)`)."""
+        facts = ctx.facts
+        moved_at = self._moved_at(ctx, model)
+        if moved_at is None:
+            return
+        order, device = moved_at
+        for assign in facts.data.assigns:
+            if len(assign.targets) != 1 or facts.order(assign) <= order:
+                continue
+            target = assign.targets[0].target
+            if not (isinstance(target, cst.Attribute) and dotted_parts(target) and dotted_parts(target)[0] == model.name):
+                continue
+            if facts.binding_scope(facts.scope_of(assign), model.name) is not model.scope or facts.function_scope_of(assign) is not model.scope:
+                continue
+            layer = facts.wrapped_model_call(assign.value, assign)
+            if layer is None or layer is not assign.value or keyword_arg(layer, "device") is not None:
+                continue
+            name = ctx.module.code_for_node(target)
+            message = f"layer `{name}` is added after '{model.name}' was moved to the device, so it stays on the CPU"
+            yield self.finding(layer, f"{message}; moved with `.to({ctx.module.code_for_node(device)})`", [Replace(layer, move_to(layer, device))])
+
+    def _moved_at(self, ctx: RuleContext, model: Model):
+        """(preorder index, device expression) of the model's first move, if it is moved
+        unconditionally in its own scope: at construction or by a `model.to(device)` statement."""
+        facts = ctx.facts
+        value = model.binding.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to" and value.args:
+            return facts.order(model.binding.node), value.args[0].value
+        owner = model.scope.node
+        block = owner if isinstance(owner, cst.Module) else getattr(owner, "body", None)
+        for call in facts.references(model.name, model.scope):
+            statement = facts.statement_of(call)
+            if (
+                _is_move(call) and call.func.attr.value == "to" and call.args and call.args[0].keyword is None
+                and isinstance(call.func.value, cst.Name) and self._is_simple_move(model, statement, call)
+                and facts.parent(statement) is block
+            ):
+                return facts.order(call), call.args[0].value
+        return None
 
     # -- "is it used?" and "is it moved?" -------------------------------------------------
     def _is_used(self, ctx: RuleContext, model: Model) -> bool:

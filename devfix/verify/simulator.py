@@ -119,7 +119,8 @@ class State:
         if hit is None:
             path = os.path.abspath(filename)
             hit = (
-                path.startswith(self.user_dir + os.sep)
+                not filename.startswith("<")  # `<frozen runpy>`, `<string>`: not a file of the user's
+                and path.startswith(self.user_dir + os.sep)
                 and not path.startswith(_DEVFIX_DIR + os.sep)
                 and not path.startswith(_TORCH_DIR + os.sep)
                 and "site-packages" not in path
