@@ -185,6 +185,13 @@ def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: 
         if not fixed:
             return module
         module = _reparse_or_drop(module, facts, fixed, new_module, result, dropped)
+    if fix:
+        # Still changing after the last round: some rule does not recognise its own fix. Its
+        # output would not be idempotent, so nothing of this file is kept.
+        codes = ", ".join(sorted({f.rule.code for f in fixed}))
+        result.diagnostics = []
+        result.error = f"internal error: the fixes of {codes} did not settle after {MAX_ROUNDS} rounds; file left unchanged"
+        raise _Unparseable()
     return module
 
 

@@ -180,3 +180,23 @@ def test_a_fix_that_does_not_parse_is_dropped_and_reported(monkeypatch):
     assert result.new == b"import torch\ndevice = torch.device('cpu')\na = torch.zeros(2).cuda()\nb = torch.ones(2).to(device)\n"
     dropped = [d for d in result.diagnostics if d.status == "no-fix"]
     assert len(dropped) == 1 and "does not parse" in dropped[0].hint
+
+
+def test_fixes_that_never_settle_leave_the_file_unchanged(monkeypatch):
+    """A rule that keeps rewriting its own output is an internal error, never a write."""
+    import libcst as cst
+
+    from devfix.config import Config
+    from devfix.edits import InsertBefore
+    from devfix.engine import process_source
+    from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
+
+    def restless(self, ctx):
+        first = ctx.module.body[0]
+        yield self.finding(first, "again", [InsertBefore(first, [cst.parse_statement("pass\n")])])
+
+    monkeypatch.setattr(HardCodedCuda, "check", restless)
+    source = b"import torch\nx = torch.ones(1).cuda()\n"
+    result = process_source(source, Config(), fix=True)
+    assert result.new == source
+    assert "did not settle" in result.error

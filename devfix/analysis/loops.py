@@ -258,6 +258,10 @@ class LoopAnalysis:
                     return NEUTRAL, []
                 if parent.attr.value in ("shape", "dtype", "device", "ndim", "is_cuda"):
                     return NEUTRAL, []
+            elif isinstance(parent, cst.CompFor) and parent.iter is current:
+                # `{k: v.to(device) for k, v in batch.items()}`, `[t.to(device) for t in batch]`:
+                # iterating the batch into a comprehension of moves moves it (DEV004 writes this).
+                return (MOVED if self._comprehension_moves(parent) else NEUTRAL), []
             elif isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is current):
                 return NEUTRAL, []
             elif isinstance(parent, cst.Assign):
@@ -267,6 +271,11 @@ class LoopAnalysis:
                 return NEUTRAL, []
             current = parent
         return NEUTRAL, []
+
+    def _comprehension_moves(self, comp_for: cst.CompFor) -> bool:
+        owner = self.facts.parent(comp_for)
+        element = owner.value if isinstance(owner, cst.DictComp) else getattr(owner, "elt", None)
+        return isinstance(element, cst.Call) and self.is_move_call(element)
 
     def _as_receiver(self, call: cst.Call, device_names: Set[str]) -> Optional[str]:
         func = call.func
