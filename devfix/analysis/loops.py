@@ -93,10 +93,11 @@ class SlicedBatch:
 
 @dataclass(eq=False)
 class LoopFactory:
-    """A tensor factory without `device=` inside a loader loop whose result meets device tensors."""
+    """A tensor factory without `device=` whose result meets device tensors: inside a loader
+    loop, or in a training step written without one (`loop` is then None)."""
 
     call: cst.Call
-    loop: Loop
+    loop: Optional[Loop]
     target: Optional[str]
 
 
@@ -626,7 +627,52 @@ class LoopAnalysis:
                 if fate == REACH:
                     seen.add(id(call))
                     found.append(LoopFactory(call, batch.loop, target))
+        found.extend(self._step_factories(seen))
         return found
+
+    def _step_factories(self, seen: Set[int]) -> List[LoopFactory]:
+        """Factories in straight-line code (no loop around them) of a script or function whose
+        result reaches the model or the loss: `inputs = torch.randn(...)`; `model(inputs)`.
+        Methods of module classes are DEV007's; loops are handled above or by DEV004."""
+        facts = self.facts
+        found: List[LoopFactory] = []
+        for scope in facts.data.scopes.values():
+            if scope.kind not in ("module", "function") or scope.enclosing_class is not None:
+                continue
+            if not self._moves_a_model(scope):
+                continue  # a CPU-only step (efficientnet's `test()`): its inputs are right
+            region = scope.node
+            device = self.device_names(region, set())
+            for call in facts.data.calls:
+                if id(call) in seen or facts.function_scope_of(call) is not scope or not self._is_plain_factory(call):
+                    continue
+                if facts.enclosing(call, (cst.For, cst.While, cst.BaseComp, cst.Lambda)) is not None:
+                    continue
+                fate, target = self.node_fate(region, call, device)
+                if fate == REACH:
+                    seen.add(id(call))
+                    found.append(LoopFactory(call, None, target))
+        return found
+
+    def _moves_a_model(self, scope) -> bool:
+        """A model built in `scope` is moved there (at construction or by `model.to(...)`)."""
+        facts = self.facts
+        for model in facts.models:
+            if model.scope is not scope or model.kind != "model":
+                continue
+            if _moves(model.binding.value):
+                return True
+            for call in facts.references(model.name, scope):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS and isinstance(func.value, cst.Name):
+                    return True
+        return False
+
+    def _is_plain_factory(self, call: cst.Call) -> bool:
+        qual = self.qualname(call.func)
+        if not qual.startswith("torch.") or qual.count(".") != 1 or qual.split(".")[1] not in FACTORIES:
+            return False
+        return not any(arg.star or (arg.keyword is not None and arg.keyword.value == "device") for arg in call.args)
 
     # -- tensors (DEV011) ----------------------------------------------------------------------
     def is_tensor_name(self, name: str, at: cst.CSTNode, batch_loops: Sequence[BatchLoop]) -> bool:

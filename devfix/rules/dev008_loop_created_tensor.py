@@ -23,7 +23,9 @@ real/fake targets of a GAN, noise fed to a generator, masks or positions, and th
 model's outputs or the moved batch on the GPU: "Expected all tensors to be on the same
 device". Creating them on the device directly (`device=device`) is correct and avoids a
 host-to-device copy per step. Factories whose results only go to CPU-side code, and ones
-that already say `device=` or are moved with `.to()`, are left alone.
+that already say `device=` or are moved with `.to()`, are left alone. The same holds for a
+training step written without a loop (`inputs = torch.randn(...)`, then `model(inputs)`), as
+long as the model it feeds is built and moved in that same script or function.
 """
     example = """
 for real, _ in loader:
@@ -64,7 +66,8 @@ for real, _ in loader:
         for factory in facts.loop_factories:
             call = factory.call
             what = f"'{factory.target}'" if factory.target else f"`{cst.Module([]).code_for_node(call.func)}(...)`"
-            message = f"{what} is created on the CPU inside the training loop and meets device tensors"
+            where = "inside the training loop" if factory.loop is not None else "in a training step"
+            message = f"{what} is created on the CPU {where} and meets device tensors"
             device = facts.need_device(call, self.code)
             if device is None:
                 yield self.finding(call, message, hint="create it with `device=` the model's device")
