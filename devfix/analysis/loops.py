@@ -642,17 +642,35 @@ class LoopAnalysis:
             if not self._moves_a_model(scope):
                 continue  # a CPU-only step (efficientnet's `test()`): its inputs are right
             region = scope.node
-            device = self.device_names(region, set())
             for call in facts.data.calls:
                 if id(call) in seen or facts.function_scope_of(call) is not scope or not self._is_plain_factory(call):
                     continue
                 if facts.enclosing(call, (cst.For, cst.While, cst.BaseComp, cst.Lambda)) is not None:
                     continue
-                fate, target = self.node_fate(region, call, device)
-                if fate == REACH:
+                assign = facts.parent(call)
+                if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+                    continue
+                target = assign.targets[0].target.value
+                if self._only_feeds_model(region, target, facts.order(call)):
                     seen.add(id(call))
                     found.append(LoopFactory(call, None, target))
         return found
+
+    def _only_feeds_model(self, region: cst.CSTNode, name: str, start: int) -> bool:
+        """Every later use of `name` passes it straight to the model or the loss (or reads its
+        shape), and one does. Anything else — a dataset, a helper — and devfix is unsure."""
+        facts = self.facts
+        feeds = False
+        for use in self.uses(region, name, start):
+            parent = facts.parent(use)
+            call = facts.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
+            if isinstance(call, cst.Call) and (self.is_model_call(call) or self.is_loss_call(call)):
+                feeds = True
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in ("shape", "size", "dtype", "ndim"):
+                continue
+            return False
+        return feeds
 
     def _moves_a_model(self, scope) -> bool:
         """A model built in `scope` is moved there (at construction or by `model.to(...)`)."""
