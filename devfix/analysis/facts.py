@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from devfix.analysis.collect import collect
 from devfix.analysis.data import DataAnalysis, LoaderSite
 from devfix.analysis.loops import BatchLoop, LoopAnalysis, LoopFactory, SlicedBatch
-from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
+from devfix.analysis.scopes import Binding, Scope, dotted_name, iter_names, resolve
 
 # Names that say "this holds a device" on their own (spec principle 6).
 DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
@@ -152,17 +152,6 @@ def root_name(expr: cst.BaseExpression) -> Optional[str]:
             return expr.value
         else:
             return None
-
-
-def _names(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Names inside a (small) expression such as a return value."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            yield node
-        elif not isinstance(node, (cst.Lambda, cst.BaseComp)):
-            stack.extend(node.children)
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
@@ -532,7 +521,7 @@ class FileFacts:
             value = getattr(node, "value", None)
             if value is None or self.function_scope_of(node) is not scope:
                 continue
-            if any(isinstance(n, cst.Name) and n.value == name for n in _names(value)):
+            if any(n.value == name for n in iter_names(value)):
                 return True
         return False
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set,
 
 import libcst as cst
 
-from devfix.analysis.scopes import dotted_name
+from devfix.analysis.scopes import dotted_name, iter_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.facts import FileFacts, Loader
@@ -99,25 +99,6 @@ class LoopFactory:
     call: cst.Call
     loop: Optional[Loop]
     target: Optional[str]
-
-
-def iter_names(node: cst.CSTNode) -> Iterator[cst.Name]:
-    """Name nodes that read a variable: not attribute names, keywords, or nested defs."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            yield current
-            continue
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
-            continue
-        if isinstance(current, cst.Attribute):
-            stack.append(current.value)
-            continue
-        if isinstance(current, cst.Arg):
-            stack.append(current.value)
-            continue
-        stack.extend(reversed(current.children))
 
 
 def target_names(target: cst.BaseExpression) -> Optional[List[str]]:

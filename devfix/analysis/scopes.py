@@ -10,7 +10,7 @@ walk up the scope chain, done only for the few expressions a rule asks about.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Union
+from typing import Dict, Iterator, List, Optional, Union
 
 import libcst as cst
 
@@ -119,3 +119,22 @@ def _binding_qualname(bindings: List[Binding], scope: Scope, depth: int) -> Opti
     if len(names) == 1:
         return names.pop()
     return None
+
+
+def iter_names(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Name nodes that read a variable: not attribute names, keywords, or nested defs."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current
+            continue
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.Arg):
+            stack.append(current.value)
+            continue
+        stack.extend(reversed(current.children))
