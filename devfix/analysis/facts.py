@@ -130,15 +130,6 @@ def unwrap_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def chain_moves(expr: cst.BaseExpression) -> bool:
-    """Whether a method chain contains `.to(...)`/`.cuda()`."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        if expr.func.attr.value in ("to", "cuda", "to_empty"):
-            return True
-        expr = expr.func.value
-    return False
-
-
 def root_name(expr: cst.BaseExpression) -> Optional[str]:
     """The variable a method chain or attribute access starts from: `model.fc.to()` -> model."""
     while True:

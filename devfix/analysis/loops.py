@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set,
 
 import libcst as cst
 
-from devfix.analysis.scopes import dotted_name, iter_names
+from devfix.analysis.scopes import MOVE_METHODS, chain_moves, dotted_name, iter_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.facts import FileFacts, Loader
@@ -37,7 +37,6 @@ Loop = Union[cst.For, cst.While]
 LOSS_NAME = re.compile(r"^(criterion|crit|loss_fn|loss_func|loss_function|lossfn|[a-z_]*criterion[a-z_]*|[a-z_]*_loss_fn|[a-z_]*_loss_func)$")
 MODEL_NAME = re.compile(r"^(model|net|network|module|classifier|encoder|decoder|generator|discriminator|net[GD]|policy|policy_net|target_net|actor|critic|[a-z_]*_model|model_[a-z_]*|[a-z_]*_net)$")
 LENGTHS_NAME = re.compile(r"^([a-z_]*_)?(lengths|lens|seq_lens|length|seq_len)$")
-MOVE_METHODS = {"to", "cuda"}
 CPU_METHODS = {"numpy"}  # breaks on a device tensor
 HOST_METHODS = {"cpu", "item", "tolist"}  # explicit host conversions: fine either way
 SCALAR_METHODS = {"size", "dim", "numel", "nelement", "ndimension", "__len__", "data_ptr", "is_cuda", "get_device"}
@@ -344,7 +343,7 @@ class LoopAnalysis:
         while changed:
             changed = False
             for assign in assigns:
-                if _moves(assign.value) or self.is_device_expr(assign.value, names):
+                if chain_moves(assign.value) or self.is_device_expr(assign.value, names):
                     for target in assign.targets:
                         for name in target_names(target.target) or []:
                             if name not in names:
@@ -572,7 +571,7 @@ class LoopAnalysis:
         return self.is_cpu_tensor_expr(bindings[0].value)
 
     def is_cpu_tensor_expr(self, value: cst.BaseExpression) -> bool:
-        if _moves(value) or not isinstance(value, cst.Call):
+        if chain_moves(value) or not isinstance(value, cst.Call):
             return False
         inner = value
         while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in ("float", "long", "double", "half", "int", "contiguous", "view", "reshape", "unsqueeze", "squeeze", "clone"):
@@ -659,7 +658,7 @@ class LoopAnalysis:
         for model in facts.models:
             if model.scope is not scope or model.kind != "model":
                 continue
-            if _moves(model.binding.value):
+            if chain_moves(model.binding.value):
                 return True
             for call in facts.references(model.name, scope):
                 func = call.func
@@ -698,14 +697,6 @@ class LoopAnalysis:
             return False
         qual = self.qualname(inner.func)
         return qual.startswith("torch.") and qual.split(".")[-1] in TENSOR_SOURCES
-
-
-def _moves(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        if expr.func.attr.value in MOVE_METHODS:
-            return True
-        expr = expr.func.value
-    return False
 
 
 def _combine(results: Set[str]) -> str:

@@ -14,6 +14,9 @@ from typing import Dict, Iterator, List, Optional, Union
 
 import libcst as cst
 
+# The methods that put a tensor or module on a device (what "moved" means everywhere).
+MOVE_METHODS = frozenset({"to", "cuda"})
+
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
 
@@ -138,3 +141,12 @@ def iter_names(node: cst.CSTNode) -> Iterator[cst.Name]:
             stack.append(current.value)
             continue
         stack.extend(reversed(current.children))
+
+
+def chain_moves(expr: cst.BaseExpression) -> bool:
+    """Whether a method chain contains `.to(...)`/`.cuda()`."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value in MOVE_METHODS or expr.func.attr.value == "to_empty":
+            return True
+        expr = expr.func.value
+    return False

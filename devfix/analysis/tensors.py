@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from devfix.analysis.scopes import Binding, dotted_name
+from devfix.analysis.scopes import MOVE_METHODS, Binding, dotted_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.facts import FileFacts
@@ -53,7 +53,6 @@ PARAMETRIZED_LAYERS = {
 }
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 HOST_LIBRARIES = ("numpy", "sklearn", "scipy", "pandas")
-MOVE_METHODS = {"to", "cuda"}
 
 
 def method_name(call: cst.BaseExpression) -> Optional[str]:

@@ -6,8 +6,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from devfix.analysis.facts import WRAPPERS, Model, chain_moves, keyword_arg
-from devfix.analysis.scopes import dotted_parts
+from devfix.analysis.facts import WRAPPERS, Model, keyword_arg
+from devfix.analysis.scopes import chain_moves, dotted_parts
 from devfix.edits import Remove, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import move_to
