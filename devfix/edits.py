@@ -1,10 +1,14 @@
 """Edits as data, and the one transformer that applies them.
 
 Rules never transform the tree themselves: they return edits that name original nodes.
-The engine applies every edit of a file in one pass and one code generation. Two edits on
-the same node, or one inside a node another edit replaces or removes, conflict: the first
-one (in rule order) wins and the other is left for the engine's next round, which re-runs
-the rules on the new code until nothing changes.
+The engine applies every edit of a file in one pass and one code generation, so positions
+always refer to the original file. Edits compose:
+
+- an edit on a node that another edit's replacement still contains (`Net()` inside the
+  `Net().to(device)` that replaces it) is applied inside that replacement;
+- an edit inside a statement another edit removes is *subsumed*: the code it fixes is gone;
+- two edits that really compete (the same node replaced twice, a replacement that drops the
+  other's node) conflict: the first one wins and the other is not applied.
 """
 
 from __future__ import annotations
@@ -61,6 +65,12 @@ class _Plan:
     replace_with_many: Dict[int, Sequence[cst.BaseStatement]] = field(default_factory=dict)
     before: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
     after: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
+    nested: Set[int] = field(default_factory=set)  # replacements that contain other edits' nodes
+
+    def without(self, key: int) -> "_Plan":
+        """The plan for visiting a replacement: everything but the replacement itself."""
+        replace = {k: v for k, v in self.replace.items() if k != key}
+        return _Plan(replace, self.replace_with_many, self.before, self.after, self.nested - {key})
 
 
 def is_rewrite(edit: Edit) -> bool:
@@ -88,6 +98,9 @@ class _Applier(cst.CSTTransformer):
         key = id(original_node)
         plan = self.plan
         result = plan.replace.get(key, updated_node)
+        if key in plan.replace and key in plan.nested:
+            # the replacement holds original nodes that other edits change: apply them there
+            result = result.visit(_Applier(plan.without(key)))
         if key in plan.replace_with_many:
             many = list(plan.replace_with_many[key])
         else:
@@ -128,21 +141,38 @@ class _Applier(cst.CSTTransformer):
         return updated.with_changes(footer=[*comments, *updated.footer])
 
 
-def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[cst.Module, Set[int]]":
-    """Apply `edits` to `module`; returns the new module and the ids of the edits applied.
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` (an original node) is part of `tree` (a replacement built from originals)."""
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[cst.Module, Set[int], Set[int]]":
+    """Apply `edits` to `module`: the new module, the ids of the edits applied, and the ids of
+    the edits subsumed (their node is inside a statement another edit removes).
 
     `is_inside(node, ancestor)` answers ancestry for conflict checks (the analysis knows
     every node's parent, so this costs no extra walk).
     """
     plan = _Plan()
-    rewritten: List[cst.CSTNode] = []
+    rewrites: List[Edit] = []
     applied: Set[int] = set()
-    for edit in edits:
+    subsumed: Set[int] = set()
+    # Removals first: an edit inside a removed statement is then subsumed, whichever rule made it.
+    for edit in sorted(edits, key=lambda e: not _removes(e)):
         node = edit.node
-        if is_rewrite(edit) and any(node is other or is_inside(node, other) or is_inside(other, node) for other in rewritten):
+        outcome = _fit(edit, rewrites, is_inside)
+        if outcome[0] == "subsumed":
+            subsumed.add(id(edit))
             continue
-        if not is_rewrite(edit) and any(is_inside(node, other) for other in rewritten):
+        if outcome[0] == "conflict":
             continue
+        plan.nested.update(outcome[1])
         key = id(node)
         if isinstance(edit, Replace):
             plan.replace[key] = edit.new
@@ -155,8 +185,36 @@ def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[
         elif isinstance(edit, InsertAfter):
             plan.after.setdefault(key, []).extend(edit.statements)
         if is_rewrite(edit):
-            rewritten.append(node)
+            rewrites.append(edit)
         applied.add(id(edit))
     if not applied:
-        return module, applied
-    return module.visit(_Applier(plan)), applied
+        return module, applied, subsumed
+    return module.visit(_Applier(plan)), applied, subsumed
+
+
+def _removes(edit: Edit) -> bool:
+    return isinstance(edit, Remove) or isinstance(edit, ReplaceStatement) and not edit.statements
+
+
+def _fit(edit: Edit, rewrites: List[Edit], is_inside) -> "tuple[str, Set[int]]":
+    """How `edit` fits with the rewrites taken so far: ("ok" | "subsumed" | "conflict", the ids
+    of the replaced nodes whose replacement must then be visited for nested edits)."""
+    node = edit.node
+    nested: Set[int] = set()
+    for other in rewrites:
+        outer = other.node
+        if node is outer:
+            return "conflict", set()
+        if is_inside(node, outer):
+            if _removes(other):
+                return "subsumed", set()
+            if isinstance(other, Replace) and _contains(other.new, node):
+                nested.add(id(outer))  # applied inside the other's replacement
+                continue
+            return "conflict", set()
+        if is_inside(outer, node) and is_rewrite(edit):
+            if isinstance(edit, Replace) and _contains(edit.new, outer):
+                nested.add(id(node))  # the earlier edit applies inside this replacement
+                continue
+            return "conflict", set()
+    return "ok", nested

@@ -1,11 +1,11 @@
 """The per-file pipeline: bytes -> parse once -> analysis -> rules -> edits -> checked bytes.
 
-Nothing here is rule-specific. A round runs every enabled rule over one `FileFacts`,
-applies the fixes of that round in one transformation, and re-parses the result: code that
-does not parse is never returned. Conflicting edits are left to the next round, which also
-catches what one fix enables in another rule (DEV002 turns `if cuda: model.cuda()` into
-`model.to(device)`, which DEV003 may then move up). Rounds stop when nothing changes; the
-bound keeps a misbehaving rule from looping.
+Nothing here is rule-specific. One analysis of the original file, every enabled rule reads
+it, and all fixes are applied in one transformation: a finding is identified by its code and
+its position in the original file, so `check` and `apply --diff` report the same findings at
+the same places, and the fixed file is checked to parse before anything is returned. A fix
+that needs a device variable carries its declaration request; the declarations of the fixes
+applied are inserted once per scope (DEV001), whichever rule asked first.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import libcst as cst
 from devfix.analysis import FileFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
-from devfix.rules import Finding, Rule, RuleContext, enabled_rules
+from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules
 
-MAX_ROUNDS = 5
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
 # expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
 # recursive visitors hit Python's recursion limit from about 400 levels. Real code nests a few
@@ -80,8 +79,8 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
             _process(source, config, fix, result)
     except RuleCrash as crash:
         _fail(result, str(crash), crash.tb)
-    except _Unparseable:
-        _fail(result, result.error, None)
+    except _Unparseable as error:
+        _fail(result, str(error) or result.error, None)
     except RecursionError:
         _fail(result, TOO_DEEP, traceback.format_exc())
     except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
@@ -107,7 +106,7 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult) -> No
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
         return
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    fixed_module = _run_rounds(module, rules, config, fix, result)
+    fixed_module = _run(module, rules, config, fix, result)
     if fix and fixed_module is not module:
         if module.bytes != source:
             # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
@@ -162,67 +161,71 @@ def _parser_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {_one_line(error)}"
 
 
-def _run_rounds(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:
-    seen: Set[Tuple[str, str]] = set()
-    dropped: Set[Tuple[str, str]] = set()  # fixes that produced unparseable code: never retried
-    for round_number in range(MAX_ROUNDS if fix else 1):
-        facts = FileFacts(module, allow_device_declarations=any(r.code == "DEV001" for r in rules), device_style=config.device_style, dataset_placement=config.dataset_placement)
-        findings = _run_rules(module, facts, rules, config)
-        to_fix = [
-            f for f in findings
-            if fix and f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes) and (f.rule.code, f.message) not in dropped
-        ]
-        new_module, fixed = _apply(module, facts, to_fix)
-        for finding in findings:
-            key = (finding.rule.code, finding.message)
-            if finding in fixed:
-                result.diagnostics.append(_diagnostic(facts, finding, "fixed"))
-            elif finding.fixable and finding in to_fix:
-                continue  # conflicted with another edit: the next round sees it again
-            elif key not in seen:
-                result.diagnostics.append(_diagnostic(facts, finding, _status(finding, fix, config)))
-            seen.add(key)
-        if not fixed:
-            return module
-        module = _reparse_or_drop(module, facts, fixed, new_module, result, dropped)
-    if fix:
-        # Still changing after the last round: some rule does not recognise its own fix. Its
-        # output would not be idempotent, so nothing of this file is kept.
-        codes = ", ".join(sorted({f.rule.code for f in fixed}))
-        result.diagnostics = []
-        result.error = f"internal error: the fixes of {codes} did not settle after {MAX_ROUNDS} rounds; file left unchanged"
-        raise _Unparseable()
-    return module
-
-
-def _reparse_or_drop(
-    module: cst.Module, facts: FileFacts, fixed: List[Finding], new_module: cst.Module, result: FileResult, dropped: Set[Tuple[str, str]]
-) -> cst.Module:
-    """Re-parse the round's output; if it does not parse, find the fixes that break it.
-
-    Each fix is tried alone; the ones whose output does not parse are dropped and reported
-    as internal errors (never written), and the others are applied without them.
-    """
-    try:
-        return cst.parse_module(new_module.bytes)
-    except Exception:  # noqa: BLE001 - some fix produced code that does not parse
-        pass
-    broken = [f for f in fixed if not _parses(_apply(module, facts, [f])[0])]
-    for finding in broken:
-        dropped.add((finding.rule.code, finding.message))
-        result.diagnostics = [d for d in result.diagnostics if not (d.status == "fixed" and d.message == finding.message)]
+def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:
+    """One analysis, every rule, one application of the fixes."""
+    facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
+                      allow_device_declarations=any(r.code == "DEV001" for r in rules),
+                      assume_discarded_assigned=any(r.code == "DEV011" for r in rules))
+    if not facts.uses_torch:
+        return module
+    ctx = RuleContext(facts, config, module)
+    findings = _unique(facts, _run_rules(ctx, rules))
+    wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
+    declarations = _declarations(ctx, wanted)
+    new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
+    for finding in [*findings, *declarations]:
+        if finding in dropped:
+            status, hint = "no-fix", "internal error: this fix produced code that does not parse and was dropped; please report it"
+        elif finding in fixed:
+            status, hint = ("fixed" if fix else "fixable"), finding.hint
+        else:
+            status, hint = _status(finding, config), finding.hint
         line, column = facts.position(finding.node)
-        result.diagnostics.append(
-            Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, "no-fix",
-                       "internal error: this fix produced code that does not parse and was dropped; please report it")
-        )
-    keep = [f for f in fixed if f not in broken]
-    candidate, applied = _apply(module, facts, keep)
-    if _parses(candidate):
-        return cst.parse_module(candidate.bytes)
-    result.diagnostics = [d for d in result.diagnostics if d.status != "fixed"]
-    result.error = "internal error: devfix's fixes produced code that does not parse; file left unchanged"
-    raise _Unparseable()
+        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint))
+    result.diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
+    return new_module if fix and fixed else module
+
+
+def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:
+    """One finding per rule and original position: the first a rule reported there."""
+    seen: Set[Tuple[str, int, int]] = set()
+    kept = []
+    for finding in findings:
+        key = (finding.rule.code, *facts.position(finding.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(finding)
+    return kept
+
+
+def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> List[Finding]:
+    """DEV001's declaration for each device variable the fixes need, once per scope."""
+    requests = {}
+    for finding in findings:
+        for request in finding.requests:
+            requests.setdefault(id(request), request)
+    if not requests:
+        return []
+    rule = BY_CODE["DEV001"]()
+    return [rule.declare(ctx, request) for request in requests.values()]
+
+
+def _apply_checked(module: cst.Module, facts: FileFacts, findings: List[Finding]) -> Tuple[cst.Module, List[Finding], List[Finding]]:
+    """Apply `findings`; if the result does not parse, drop the fixes that break it alone.
+
+    Returns the new module, the findings fixed, and the findings dropped for producing code
+    that does not parse (reported as internal errors, never written).
+    """
+    new_module, fixed = _apply(module, facts, findings)
+    if not fixed or _parses(new_module):
+        return new_module, fixed, []
+    dropped = [f for f in fixed if not _parses(_apply(module, facts, [f])[0])]
+    keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
+    new_module, fixed = _apply(module, facts, keep)
+    if fixed and not _parses(new_module):
+        raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
+    return new_module, fixed, dropped
 
 
 def _parses(module: cst.Module) -> bool:
@@ -237,17 +240,14 @@ class _Unparseable(Exception):
     pass
 
 
-def _run_rules(module: cst.Module, facts: FileFacts, rules: Sequence[Rule], config: Config) -> List[Finding]:
-    ctx = RuleContext(facts, config, module)
+def _run_rules(ctx: RuleContext, rules: Sequence[Rule]) -> List[Finding]:
+    findings: List[Finding] = []
     for rule in rules:
         try:
-            if not rule.applies_to(facts):
-                continue
-            for finding in rule.check(ctx):
-                ctx.findings.append(finding)
+            findings.extend(rule.check(ctx))
         except Exception as error:  # noqa: BLE001 - isolate a rule's bug to this file
             raise RuleCrash(type(rule), error) from error
-    return ctx.findings
+    return findings
 
 
 def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) -> Tuple[cst.Module, List[Finding]]:
@@ -255,28 +255,25 @@ def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) ->
     if not findings:
         return module, []
     edits = [edit for finding in findings for edit in finding.edits]
-    new_module, applied = apply_edits(module, edits, facts.is_inside)
-    fixed = [f for f in findings if all(id(edit) in applied for edit in f.edits)]
+    new_module, applied, subsumed = apply_edits(module, edits, facts.tree.is_inside)
+    done = applied | subsumed
+    fixed = [f for f in findings if f.edits and all(id(edit) in done for edit in f.edits)]
     partial = [f for f in findings if f not in fixed and any(id(edit) in applied for edit in f.edits)]
     if partial:
-        # Some of a finding's edits lost to a conflict: redo the round with whole findings only.
+        # Some of a finding's edits lost to a conflict: apply whole findings only.
         keep = [edit for finding in fixed for edit in finding.edits]
-        new_module, applied = apply_edits(module, keep, facts.is_inside)
-        fixed = [f for f in fixed if all(id(edit) in applied for edit in f.edits)]
+        new_module, applied, subsumed = apply_edits(module, keep, facts.tree.is_inside)
+        done = applied | subsumed
+        fixed = [f for f in fixed if all(id(edit) in done for edit in f.edits)]
     return new_module, fixed
 
 
-def _status(finding: Finding, fix: bool, config: Config) -> str:
+def _status(finding: Finding, config: Config) -> str:
     if not finding.fixable:
         return "no-fix"
     if finding.rule.safety == "unsafe" and not config.unsafe_fixes:
         return "unsafe-fix"
     return "fixable"
-
-
-def _diagnostic(facts: FileFacts, finding: Finding, status: str) -> Diagnostic:
-    line, column = facts.position(finding.node)
-    return Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, finding.hint)
 
 
 def _one_line(error: BaseException) -> str:

@@ -26,7 +26,7 @@ DEVICE = Config(dataset_placement="device")
 
 
 def site_of(code: str, placement: str = "pinned"):
-    [site] = FileFacts(cst.parse_module(code), dataset_placement=placement).loader_sites
+    [site] = FileFacts(cst.parse_module(code), dataset_placement=placement).loader_plans.values()
     return site
 
 

@@ -31,6 +31,8 @@ import torch
 from torch import nn
 
 model = nn.Linear(4, 2)
+if torch.cuda.is_available():
+    model.cuda()
 model.load_state_dict(torch.load(sys.argv[1], weights_only=True))
 print("LOADED", model.weight.device, float(model.weight.sum()))
 '''

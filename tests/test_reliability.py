@@ -378,7 +378,7 @@ def test_warnings_about_the_users_code_are_not_printed():
     """`"\\d"` makes Python warn (SyntaxWarning from 3.12); that is the user's business."""
     import warnings
 
-    source = b'import torch\nx = "\\d"\ndevice = torch.device("cuda")\n'
+    source = b'import torch\nx = "\\d"\ndevice = torch.device("cuda")\ny = torch.ones(1).to(device)\n'
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = process_source(source, Config(), fix=True)

@@ -1,5 +1,5 @@
-"""The shared per-file analysis: one pass, read by every rule."""
+"""The shared analysis: one pass per file, a device-flow evaluation, read by every rule."""
 
-from devfix.analysis.facts import DeviceRef, FileFacts, Loader, LoaderLoop, Model, Optimizer
+from devfix.analysis.facts import FileFacts
 
-__all__ = ["DeviceRef", "FileFacts", "Loader", "LoaderLoop", "Model", "Optimizer"]
+__all__ = ["FileFacts"]

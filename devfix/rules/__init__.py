@@ -1,4 +1,6 @@
-"""The rule registry. One module per rule; this list fixes the order rules run in."""
+"""The rule registry. One module per rule; rules are independent of the order they run in
+(they read one analysis and return edits as data), so this list only fixes the order of the
+rule table and of findings at the same position."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from devfix.rules.dev011_discarded_to import DiscardedTo
 from devfix.rules.dev012_module_tensor_attribute import ModuleTensorAttribute
 from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
 from devfix.rules.dev014_loader_not_pinned import LoaderNotPinned
+from devfix.rules.dev015_legacy_cuda_idiom import LegacyCudaIdiom
 
 ALL_RULES: List[Type[Rule]] = [
     DeviceDeclaration,
@@ -35,6 +38,7 @@ ALL_RULES: List[Type[Rule]] = [
     ModuleTensorAttribute,
     PlainListOfModules,
     LoaderNotPinned,
+    LegacyCudaIdiom,
 ]
 
 BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
@@ -55,15 +59,14 @@ def lookup(selector: str) -> List[Type[Rule]]:
 
 
 def enabled_rules(select: Sequence[str] = (), extend_select: Sequence[str] = (), ignore: Sequence[str] = ()) -> List[Type[Rule]]:
-    """The rules to run, in run order: the others in code order, then the `runs_last` ones."""
+    """The rules to run, in code order."""
     if select:
         chosen = {rule for selector in select for rule in lookup(selector)}
     else:
         chosen = {rule for rule in ALL_RULES if rule.enabled_by_default}
     chosen |= {rule for selector in extend_select for rule in lookup(selector)}
     chosen -= {rule for selector in ignore for rule in lookup(selector)}
-    ordered = [rule for rule in ALL_RULES if rule in chosen]
-    return [r for r in ordered if not r.runs_last] + [r for r in ordered if r.runs_last]
+    return [rule for rule in ALL_RULES if rule in chosen]
 
 
 __all__ = ["ALL_RULES", "BY_CODE", "Example", "Finding", "Rule", "RuleContext", "enabled_rules", "lookup"]

@@ -5,7 +5,8 @@ ruff-style documentation ("why", an example, what to use instead). It carries it
 examples in the Fixit manner — `invalid` (code it must fix, with the expected result) and
 `valid` (code it must leave alone) — which `devfix explain` prints and the test suite runs.
 `check` reads the shared `FileFacts` and yields findings; fixes are edits (data), never
-transformations done by the rule itself.
+transformations done by the rule itself. A fix that needs a device variable that does not
+exist yet carries the declaration it needs (`requests`); the engine inserts each one once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from devfix.analysis import FileFacts
+from devfix.analysis.devices import DeclarationRequest, DeviceChoice
 from devfix.config import Config
 from devfix.edits import Edit
 
@@ -31,10 +33,11 @@ class Example:
 @dataclass(eq=False)
 class Finding:
     rule: "Rule"
-    node: cst.CSTNode
+    node: cst.CSTNode  # a node of the original tree: the finding's position
     message: str
     edits: Tuple[Edit, ...] = ()
     hint: str = ""  # what to do by hand, for findings without a fix
+    requests: Tuple[DeclarationRequest, ...] = ()  # device declarations the fix needs
 
     @property
     def fixable(self) -> bool:
@@ -46,7 +49,6 @@ class RuleContext:
     facts: FileFacts
     config: Config
     module: cst.Module
-    findings: List[Finding] = field(default_factory=list)  # of rules that ran before
 
     def statement(self, code: str) -> cst.BaseStatement:
         """Parse one statement in this file's own newline and indentation style."""
@@ -62,31 +64,21 @@ class Rule:
     summary: ClassVar[str]
     safety: ClassVar[str] = "safe"  # "safe": applied by `apply`; "unsafe": only with --unsafe-fixes
     enabled_by_default: ClassVar[bool] = True
-    runs_last: ClassVar[bool] = False  # DEV001 reads the device requests of the others
-    # Program-level rules (moving models, batches, outputs) only make sense in a program that
-    # places something on a device: one that places nothing is consistent on the CPU.
-    needs_placement: ClassVar[bool] = False
     why: ClassVar[str] = ""
     example: ClassVar[str] = ""
     use_instead: ClassVar[str] = ""
     invalid: ClassVar[Sequence[Example]] = ()
     valid: ClassVar[Sequence[str]] = ()
 
-    def applies_to(self, facts: FileFacts) -> bool:
-        """Whether the rule runs on this file at all; the engine asks before `check`.
-
-        No rule touches a file without torch, or one using a framework that places models
-        and batches itself (Accelerate, Lightning, torch.distributed...).
-        """
-        if not facts.uses_torch or facts.self_placing_framework:
-            return False
-        return facts.places_tensors or not self.needs_placement
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError
 
-    def finding(self, node: cst.CSTNode, message: str, edits: Sequence[Edit] = (), hint: str = "") -> Finding:
-        return Finding(self, node, message, tuple(edits), hint)
+    def finding(self, node: cst.CSTNode, message: str, edits: Sequence[Edit] = (), hint: str = "",
+                device: Optional[DeviceChoice] = None) -> Finding:
+        requests: Tuple[DeclarationRequest, ...] = ()
+        if device is not None and device.request is not None and edits:
+            requests = (device.request,)
+        return Finding(self, node, message, tuple(edits), hint, requests)
 
     @classmethod
     def docs(cls) -> str:
@@ -113,3 +105,14 @@ class Rule:
             "```",
         ]
         return "\n".join(lines) + "\n"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def names_list(names: Sequence[str]) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+__all__: List[str] = ["Example", "Finding", "Rule", "RuleContext", "names_list", "plural"]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
-from devfix.analysis.facts import string_value
+from devfix.analysis.calls import string_of as string_value
+from devfix.analysis.values import Kind, Origin
 
 ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
 
@@ -73,3 +74,52 @@ def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Cal
     if trailing is not None:
         new_arg = new_arg.with_changes(comma=trailing)
     return call.with_changes(args=[*args, new_arg])
+
+
+def assigned_name(facts, node: cst.CSTNode) -> Optional[str]:
+    """The target a value is assigned to, through method chains and wrappers:
+    `model = nn.DataParallel(Net()).to(device)` -> "model" for `Net()`."""
+    tree = facts.tree
+    current = node
+    for parent in tree.ancestors(node):
+        if isinstance(parent, cst.Assign):
+            if len(parent.targets) == 1 and parent.value is current:
+                return tree.code(parent.targets[0].target)
+            return None
+        if isinstance(parent, cst.AnnAssign):
+            return tree.code(parent.target) if parent.value is current else None
+        if isinstance(parent, (cst.Call, cst.Attribute, cst.Arg)):
+            current = parent
+            continue
+        return None
+    return None
+
+
+def describe_built(facts, call: cst.CSTNode) -> str:
+    """"model 'net'", "loss 'criterion'", or the constructor's code."""
+    value = facts.value(call)
+    name = assigned_name(facts, call)
+    kind = "loss" if value is not None and value.kind is Kind.MODULE and _is_loss(facts, call) else "model"
+    if name:
+        return f"{kind} '{name}'"
+    return f"`{facts.code(call, 40)}`"
+
+
+def _is_loss(facts, call: cst.CSTNode) -> bool:
+    func = getattr(call, "func", None)
+    callee = facts.value(func) if func is not None else None
+    return callee is not None and bool(callee.qual) and callee.qual.endswith("Loss")
+
+
+def evidence_line(facts, evidence: Iterable[Origin]) -> str:
+    """Where the other side was put on the device: "a tensor on the device (line 12: `x.to(device)`)"."""
+    evidence = [o for o in evidence if o.node is not None and facts.tree.order(o.node) >= 0]
+    if not evidence:
+        return "values on the device"
+    if all(o.kind == "module" for o in evidence):
+        return "the module's own weights and inputs, on the module's device"
+    origin = min((o for o in evidence if o.kind != "module"), key=lambda o: facts.tree.order(o.node))
+    line = facts.tree.position(origin.node)[0]
+    if origin.note == "dataparallel":
+        return f"the output of DataParallel on cuda:0 (line {line})"
+    return f"values on the device (line {line}: `{facts.code(origin.node, 40)}`)"

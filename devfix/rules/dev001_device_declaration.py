@@ -1,34 +1,40 @@
-"""DEV001 device-declaration: declare one device where the program first needs it."""
+"""DEV001 device-declaration: one device variable where the program first needs it."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from devfix.analysis.facts import string_value
-from devfix.analysis.scopes import dotted_name
-from devfix.edits import InsertAfter, InsertBefore, Replace
+from devfix.analysis.devices import DeclarationRequest
+from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.scopes import Binding, dotted_name
+from devfix.analysis.values import Kind, Place
+from devfix.edits import Edit, InsertAfter, InsertBefore, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import is_cuda_string
+from devfix.rules.common import is_cuda_string, string_value
 
-AVAILABILITY_CHECKS = ("torch.cuda.is_available", "torch.cuda.device_count", "torch.accelerator.is_available", "torch.backends.mps.is_available")
+PLACING_KEYWORDS = ("device", "map_location")
 
 
 class DeviceDeclaration(Rule):
     code = "DEV001"
     name = "device-declaration"
-    summary = "The program needs a device but has none in reach, or hard-codes `torch.device(\"cuda\")`."
-    runs_last = True  # it declares the device the other rules asked for in this round
+    summary = "A fix needs a device variable and none is in reach, or `torch.device(\"cuda\")` is hard-coded."
     why = """
 Every other fix writes `.to(device)`: the program needs exactly one device variable, chosen
 at run time, so that it uses the GPU where there is one and still runs on a CPU-only
-machine. devfix declares it after the imports of a flat script, at the top of the function
-that builds the model (`main()`), or — in a helper that only receives the model — derives it
-from the model's parameters instead of threading a new argument through every caller.
-`torch.device("cuda")` alone crashes without a GPU and becomes the conditional form (an
-explicit index is kept). A device pinned on purpose (`torch.device("cpu")`, a `--device`
-option, a default that a configurator `exec(...)` overrides) is left alone. With `device-style = "accelerator"` the declaration uses
+machine. When a fix needs one and none is in reach, devfix declares it once: after the
+imports of a flat script, at the top of the function that needs it (`main()`), or — in a
+helper that receives the model — derived from the model's parameters, rather than threading
+a new argument through every caller (only for a parameter every caller passes a model to,
+and never where the function itself decides the model's device).
+
+A declaration hard-coded to CUDA (`device = torch.device("cuda")`) crashes without a GPU and
+becomes the conditional form (an explicit index is kept) — when the program places things
+with it. A device pinned on purpose (`torch.device("cpu")`, a `--device` option, a default
+that a configurator `exec(...)` overrides) is left alone, and so is a CUDA device that is
+only compared or used as a key. With `device-style = "accelerator"` new declarations use
 `torch.accelerator`, which also covers Apple and Intel GPUs.
 """
     example = """
@@ -36,17 +42,19 @@ import torch
 from torch import nn
 
 device = torch.device("cuda:1")
+model = nn.Linear(4, 2).to(device)
 """
     use_instead = """
 import torch
 from torch import nn
 
 device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
 """
     invalid = (
         Example(
-            "import torch\ndevice = torch.device('cuda')\n",
-            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+            "import torch\ndevice = torch.device('cuda')\nx = torch.ones(2).to(device)\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.ones(2).to(device)\n",
         ),
         Example(
             "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2).cuda()\n",
@@ -54,97 +62,122 @@ device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
         ),
     )
     valid = (
-        "import torch\ndevice = torch.device('cpu')\n",
+        "import torch\ndevice = torch.device('cpu')\nx = torch.ones(2).to(device)\n",
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
         "import torch\nif torch.cuda.is_available():\n    device = torch.device('cuda')\nelse:\n    device = torch.device('cpu')\n",
-        "import torch\ndevice = 'cuda'  # overridden with --device=...\nexec(open('configurator.py').read())\n",
+        "import torch\ndevice = 'cuda'  # overridden with --device=...\nexec(open('configurator.py').read())\nx = torch.ones(2).to(device)\n",
+        "import torch\nkeys = {torch.device('cuda:0'): 0, torch.device('cuda:1'): 1}\n",
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        yield from self._hard_coded(ctx)
-        for request in list(facts.device_requests.values()):
-            yield self._declare(ctx, request)
+        for scope in facts.data.scopes.values():
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    finding = self._hard_coded(ctx, binding)
+                    if finding is not None:
+                        yield finding
 
-    # -- declarations other rules asked for ---------------------------------------------
-    def _declare(self, ctx: RuleContext, request) -> Finding:
+    # -- declarations the fixes of other rules need (built by the engine) ------------------------
+    def declare(self, ctx: RuleContext, request: DeclarationRequest) -> Finding:
         facts = ctx.facts
         declaration = ctx.statement(f"device = {request.code}")
-        where = "module" if request.scope.kind == "module" else f"function '{request.scope.node.name.value}'"
-        edits = []
-        if request.scope.kind == "module":
+        scope = request.scope
+        where = "the module" if scope.kind == "module" else f"function '{scope.node.name.value}'"  # type: ignore[union-attr]
+        edits: List[Edit] = []
+        if scope.kind == "module":
             declaration = declaration.with_changes(leading_lines=[cst.EmptyLine()])
         if request.needs_torch_import:
-            import_torch = ctx.statement("import torch")
-            edits.append(InsertAfter(facts.leading_imports_end(), [import_torch]))
-        if request.before:
-            edits.append(InsertBefore(request.anchor, [declaration]))
-        else:
-            edits.append(InsertAfter(request.anchor, [declaration]))
-        uses = ", ".join(sorted(set(request.users)))
-        message = f"no device variable in reach in {where}, needed by {uses}; declaring `device = {request.code}`"
+            anchor = facts.tree.leading_imports_end()
+            assert anchor is not None
+            edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
+        edits.append(InsertBefore(request.anchor, [declaration]) if request.before else InsertAfter(request.anchor, [declaration]))
+        users = ", ".join(sorted(set(request.users)))
+        message = f"no device variable in reach in {where}, needed by {users}; declaring `device = {request.code}`"
         return self.finding(request.node, message, edits)
 
-    # -- torch.device("cuda") --------------------------------------------------------------
-    def _hard_coded(self, ctx: RuleContext) -> Iterator[Finding]:
+    # -- torch.device("cuda") -------------------------------------------------------------------------
+    def _hard_coded(self, ctx: RuleContext, binding: Binding) -> Optional[Finding]:
         facts = ctx.facts
-        for scope in facts.data.scopes.values():
-            for binding in facts.device_bindings(scope):
-                if binding.kind != "assign" or binding.value is None:
-                    continue
-                cuda = self._cuda_string(ctx, binding.value)
-                if cuda is None or self._inside_availability_check(ctx, binding.node):
-                    continue
-                if scope.kind == "module" and self._overridden_by_configuration(ctx, binding):
-                    continue
-                yield self._make_conditional(ctx, binding, cuda)
+        if binding.kind != "assign" or binding.value is None:
+            return None
+        value = facts.program.bound.get((id(binding.node), binding.name))
+        if value is None or not _hard_coded_device(value):
+            return None
+        cuda = self._cuda_string(ctx, binding.value)
+        if cuda is None or not runs_without_gpu(facts.tree, facts.program, binding.node):
+            return None
+        if facts.tree.scope_of(binding.node).kind == "module" and self._overridden_by_configuration(ctx, binding):
+            return None
+        if not self._places(ctx, binding):
+            return None  # only compared or used as a key: its CUDA-ness may be the point
+        torch = facts.devices.torch_name()
+        edits: List[Edit] = []
+        if facts.devices.torch_alias() is None:
+            anchor = facts.tree.leading_imports_end()
+            if anchor is None or "torch" in facts.data.module_scope.bindings:
+                return self.finding(binding.node, self._message(binding, cuda), hint="use `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`")
+            edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
+        cpu = cst.SimpleString(f"{cuda.quote}cpu{cuda.quote}")
+        conditional = cst.IfExp(test=ctx.expression(f"{torch}.cuda.is_available()"), body=cuda, orelse=cpu)
+        edits.append(Replace(cuda, conditional))
+        return self.finding(binding.node, f"{self._message(binding, cuda)}; falls back to 'cpu'", edits)
 
     @staticmethod
-    def _overridden_by_configuration(ctx: RuleContext, binding) -> bool:
-        """A module-level default that a later `exec(...)` / `globals().update(...)` overrides.
+    def _message(binding: Binding, cuda: cst.SimpleString) -> str:
+        return f"`{binding.name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
 
-        The configurator idiom (nanoGPT's `exec(open('configurator.py').read())` reads
-        `--device=cpu` from the command line): `device = 'cuda'` is then an option's default,
-        which devfix never rewrites.
-        """
-        facts = ctx.facts
-        for call in facts.data.calls:
+    def _places(self, ctx: RuleContext, binding: Binding) -> bool:
+        """The variable is used to put something on a device: `.to(d)`, `.cuda(d)`, `device=d`."""
+        tree = ctx.facts.tree
+        for call in tree.data.calls:
+            func = call.func
+            moving = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+            for arg in call.args:
+                placing = arg.keyword is not None and arg.keyword.value in PLACING_KEYWORDS or arg.keyword is None and moving
+                if not placing:
+                    continue
+                root = arg.value
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if isinstance(root, cst.Name) and root.value == binding.name:
+                    seen = tree.scope_of(call).lookup(binding.name) or ()
+                    if any(b is binding for b in seen):
+                        return True
+        return False
+
+    @staticmethod
+    def _overridden_by_configuration(ctx: RuleContext, binding: Binding) -> bool:
+        """A module-level default that a later `exec(...)` / `globals().update(...)` overrides
+        (nanoGPT's configurator reads `--device=cpu` from the command line): an option's default."""
+        tree = ctx.facts.tree
+        for call in tree.data.calls:
             name = dotted_name(call.func) or ""
             overrides = name == "exec" or (
-                name.endswith(".update") and isinstance(call.func.value, cst.Call) and dotted_name(call.func.value.func) in ("globals", "vars")
+                name.endswith(".update") and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call)
+                and dotted_name(call.func.value.func) in ("globals", "vars")
             )
-            if overrides and facts.order(call) > binding.order and facts.function_scope_of(call).kind == "module":
+            if overrides and tree.order(call) > binding.order and tree.function_scope_of(call).kind == "module":
                 return True
         return False
 
     def _cuda_string(self, ctx: RuleContext, value: cst.BaseExpression) -> Optional[cst.SimpleString]:
         if is_cuda_string(value):
             return value  # type: ignore[return-value]
-        if isinstance(value, cst.Call) and ctx.facts.qualname(value.func, at=value) == "torch.device":
-            if len(value.args) == 1 and value.args[0].keyword is None and is_cuda_string(value.args[0].value):
-                return value.args[0].value  # type: ignore[return-value]
+        if isinstance(value, cst.Call):
+            callee = ctx.facts.value(value.func)
+            if callee is not None and callee.qual == "torch.device" and len(value.args) == 1 and value.args[0].keyword is None:
+                if is_cuda_string(value.args[0].value):
+                    return value.args[0].value  # type: ignore[return-value]
         return None
 
-    def _inside_availability_check(self, ctx: RuleContext, node: cst.CSTNode) -> bool:
-        facts = ctx.facts
-        for ancestor in facts.ancestors(node):
-            if isinstance(ancestor, (cst.If, cst.IfExp)):
-                test = ancestor.test
-                for call in facts.data.calls:
-                    if facts.is_inside(call, test) or call is test:
-                        if facts.qualname(call.func, at=call) in AVAILABILITY_CHECKS:
-                            return True
-                if isinstance(test, cst.Name):
-                    return True  # `if use_cuda:` — the user decides; leave it
-        return False
 
-    def _make_conditional(self, ctx: RuleContext, binding, cuda: cst.SimpleString) -> Finding:
-        facts = ctx.facts
-        torch_name = facts.torch_name or "torch"
-        quote = cuda.quote
-        cpu = cst.SimpleString(f"{quote}cpu{quote}")
-        available = ctx.expression(f"{torch_name}.cuda.is_available()")
-        conditional = cst.IfExp(test=available, body=cuda, orelse=cpu)
-        text = string_value(cuda)
-        message = f"`{binding.name}` is hard-coded to {text!r}, which fails on a machine without CUDA; falls back to 'cpu'"
-        return self.finding(binding.node, message, [Replace(cuda, conditional)])
+def _hard_coded_device(value) -> bool:
+    """`torch.device("cuda")` or a plain `"cuda:0"` string: CUDA whatever the machine."""
+    if value.kind is Kind.DEVICE:
+        return value.place is Place.DEVICE and value.flag == "hard"
+    return value.kind is Kind.HOST and value.flag in (None, "constant") and value.text is not None and is_cuda_text(value.text)
+
+
+def is_cuda_text(text: str) -> bool:
+    return text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit())

@@ -1,43 +1,49 @@
-"""DEV002 hard-coded-cuda: `.cuda()`, `.to("cuda")`, `device="cuda"` use the device variable."""
+"""DEV002 hard-coded-cuda: CUDA-only code that runs on a CPU-only machine uses the device variable."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
-from devfix.analysis.facts import DeviceRef
+from devfix.analysis import torch_api as api
+from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.values import Kind
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import is_cuda_string, keyword, move_to, replace_arg_value
+from devfix.rules.common import is_cuda_string, keyword, move_to, parenthesize, replace_arg_value
 
-IS_AVAILABLE = ("torch.cuda.is_available",)
 NO_DEVICE_HINT = "declare a device (`device = torch.device(...)`) and use it instead"
 
 
 class HardCodedCuda(Rule):
     code = "DEV002"
     name = "hard-coded-cuda"
-    summary = "`.cuda()`, `.to(\"cuda\")` and `device=\"cuda\"` crash on a CPU-only machine; use the device variable."
+    summary = "`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"` and other CUDA-only code crash on a CPU-only machine."
     why = """
 A hard-coded `.cuda()` or `"cuda"` makes the script die on a machine without a GPU
 ("Torch not compiled with CUDA enabled" / "No CUDA GPUs are available"), and ignores the
 device the rest of the program chose. Routing every placement through one device variable
-keeps the script runnable everywhere and consistent. A `if torch.cuda.is_available():`
-block that only moves things becomes the unconditional move: the device variable already
-says "cuda if available".
+keeps the script runnable everywhere and consistent. The same holds for the other CUDA-only
+constructs: the legacy typed constructors used unconditionally (`torch.cuda.FloatTensor`)
+and `torch.cuda.set_device(...)` outside a CUDA check.
+
+Code that only runs where a GPU exists is correct and left alone: under
+`if torch.cuda.is_available():`, under a flag the user sets (`if args.cuda:`), in a
+function only called there, or inside a `try` that handles the failure. A condition that
+is always true (`USE_CUDA = True`) is not a check. Rewriting correct guarded code into the
+device-variable style is the opt-in DEV015.
 """
     example = """
 model = Net().cuda()
 x = torch.zeros(8, device="cuda")
-if torch.cuda.is_available():
-    criterion.cuda()
+Tensor = torch.cuda.FloatTensor
 """
     use_instead = """
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = Net().to(device)
 x = torch.zeros(8, device=device)
-criterion.to(device)
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
 """
     invalid = (
         Example(
@@ -48,107 +54,100 @@ criterion.to(device)
             "import torch\ndev = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.zeros(3, device='cuda:0')\n",
             "import torch\ndev = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.zeros(3, device=dev)\n",
         ),
+        Example(
+            "import torch\nUSE_CUDA = True\nx = torch.ones(2)\nif USE_CUDA:\n    x = x.cuda()\n",
+        ),
     )
     valid = (
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.ones(2).to(device)\n",
         "import torch\nx = torch.ones(2).to('cpu')\n",
+        "import torch\nx = torch.ones(2)\nif torch.cuda.is_available():\n    x = x.cuda()\n",
+        "import torch\ncuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n",
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        collapsed: List[cst.If] = []
-        for node in facts.data.ifs:
-            finding = self._collapse_if(ctx, node)
-            if finding is not None:
-                collapsed.append(node)
-                yield finding
+        if self._distributed(ctx):
+            return  # a multi-process program picks a GPU per rank by design
         for call in facts.data.calls:
-            if any(facts.is_inside(call, block) for block in collapsed) or facts.under_gpu_guard(call):
-                continue
+            if facts.value(call) is None:
+                continue  # never runs, even on a GPU machine
             finding = self._check_call(ctx, call)
-            if finding is not None:
+            if finding is not None and self._runs_without_gpu(ctx, call):
                 yield finding
+        yield from self._cuda_types(ctx)
 
-    # -- calls ---------------------------------------------------------------------------
+    def _runs_without_gpu(self, ctx: RuleContext, node: cst.CSTNode) -> bool:
+        return runs_without_gpu(ctx.facts.tree, ctx.facts.program, node)
+
+    @staticmethod
+    def _distributed(ctx: RuleContext) -> bool:
+        return any(
+            (ctx.facts.value(call.func) is not None and (ctx.facts.value(call.func).qual or "").endswith("init_process_group"))
+            for call in ctx.facts.data.calls
+        )
+
+    # -- calls -------------------------------------------------------------------------------------
     def _check_call(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
         facts = ctx.facts
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_tensor_cuda_call(ctx, call):
+        callee = facts.value(func)
+        qual = callee.qual if callee is not None else None
+        if qual == "torch.cuda.set_device":
+            return self._set_device(ctx, call)
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_cuda_call(ctx, call):
             if self._inside_cuda_method(ctx, call):
                 return None  # implements `.cuda()` itself (like `nn.Module.cuda`): CUDA is its contract
-            optional = self._none_default_device(ctx, call)
-            if optional is not None:
-                return self.finding(
-                    call,
-                    f"`{_code(ctx, func.value)}.cuda({optional})` hard-codes CUDA, but `{optional}` defaults to None "
-                    "(the current CUDA device), which `.to()` would ignore",
-                    hint="pass a torch.device and use `.to(...)`, by hand",
-                )
-            return self._fix(ctx, call, f"`{_code(ctx, func.value)}.cuda()` hard-codes CUDA", lambda dev: self._cuda_to_to(ctx, call, dev))
-        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            receiver = facts.code(func.value, 40)
+            return self._fix(ctx, call, f"`{receiver}.cuda()` hard-codes CUDA", lambda device: self._cuda_to_to(ctx, call, device))
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
                     return self._fix(
-                        ctx, call, f"`{_code(ctx, func.value)}.to({_code(ctx, arg.value)})` hard-codes CUDA",
-                        lambda dev, arg=arg: replace_arg_value(call, arg, ctx.expression(dev.code)),
+                        ctx, call, f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
+                        lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
                     )
                 break
-        qual = facts.qualname(func, at=call) or ""
         for name in ("device", "map_location"):
             arg = keyword(call, name)
             if arg is None or not self._is_cuda_device(ctx, arg.value):
                 continue
-            if name == "map_location" and qual != "torch.load":
+            if name == "map_location" and qual not in api.LOADS:
                 continue
-            if name == "device" and not (qual.startswith("torch.") or _is_tensor_method(func)):
+            if name == "device" and not ((qual or "").startswith("torch.") or _is_tensor_method(func)):
                 continue
             return self._fix(
-                ctx, call, f"`{name}={_code(ctx, arg.value)}` hard-codes CUDA",
-                lambda dev, arg=arg: replace_arg_value(call, arg, ctx.expression(dev.code)),
+                ctx, call, f"`{name}={facts.code(arg.value)}` hard-codes CUDA",
+                lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
             )
         return None
 
-    def _inside_cuda_method(self, ctx: RuleContext, call: cst.Call) -> bool:
-        function = ctx.facts.enclosing(call, cst.FunctionDef)
-        return function is not None and function.name.value == "cuda"
-
-    def _none_default_device(self, ctx: RuleContext, call: cst.Call) -> Optional[str]:
-        """The name in `x.cuda(name)` when `name` is a parameter defaulting to None.
-
-        `x.cuda(None)` moves to the current CUDA device, `x.to(None)` does nothing: rewriting
-        it would silently stop moving the tensor.
-        """
-        args = [arg for arg in call.args if arg.keyword is None or arg.keyword.value == "device"]
-        if not args or not isinstance(args[0].value, cst.Name):
-            return None
-        name = args[0].value.value
-        for binding in ctx.facts.bindings_at(name, call) or ():
-            node = binding.node
-            if binding.kind == "param" and isinstance(node, cst.Param) and isinstance(node.default, cst.Name) and node.default.value == "None":
-                return name
-        return None
-
     def _fix(self, ctx: RuleContext, call: cst.Call, message: str, build) -> Finding:
-        device = ctx.facts.need_device(call, self.code)
+        device = ctx.facts.devices.at(call, self.code)
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
-        return self.finding(call, f"{message}; use `{device.code}`", [Replace(call, build(device))])
+        return self.finding(call, f"{message}; use `{device.code}`", [Replace(call, build(device.code))], device=device)
 
-    def _is_tensor_cuda_call(self, ctx: RuleContext, call: cst.Call) -> bool:
-        """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` — not `torch.cuda` itself."""
-        receiver = call.func.value  # type: ignore[attr-defined]
-        qual = ctx.facts.qualname(receiver, at=call)
-        if qual is not None:
-            return False  # a module (`torch.cuda`), not a tensor or model
+    def _is_cuda_call(self, ctx: RuleContext, call: cst.Call) -> bool:
+        """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself);
+        not `.cuda(args.gpu)` / `.cuda(rank)`, a device index chosen on purpose."""
+        receiver = ctx.facts.value(call.func.value)  # type: ignore[attr-defined]
+        if receiver is not None and receiver.qual is not None:
+            return False
         positional = [arg for arg in call.args if arg.keyword is None]
         keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
         if positional and not isinstance(positional[0].value, cst.Integer):
-            return False  # `.cuda(args.gpu)`, `.cuda(rank)`: a device index chosen on purpose
+            return False
         return len(positional) <= 1 and keywords <= {"non_blocking", "memory_format"}
 
-    def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: DeviceRef) -> cst.Call:
+    @staticmethod
+    def _inside_cuda_method(ctx: RuleContext, call: cst.Call) -> bool:
+        function = ctx.facts.tree.enclosing(call, cst.FunctionDef)
+        return function is not None and function.name.value == "cuda"
+
+    def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
-        new = move_to(call.func.value, ctx.expression(device.code))  # type: ignore[attr-defined]
+        new = move_to(call.func.value, ctx.expression(device))  # type: ignore[attr-defined]
         if non_blocking is not None:
             first = new.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             new = new.with_changes(args=[first, non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
@@ -157,85 +156,64 @@ criterion.to(device)
     def _is_cuda_device(self, ctx: RuleContext, expr: cst.BaseExpression) -> bool:
         if is_cuda_string(expr):
             return True
-        if isinstance(expr, cst.Call) and ctx.facts.qualname(expr.func, at=expr) == "torch.device":
-            positional = [arg for arg in expr.args if arg.keyword is None]
-            return len(positional) == 1 and is_cuda_string(positional[0].value)
+        if isinstance(expr, cst.Call):
+            callee = ctx.facts.value(expr.func)
+            if callee is not None and callee.qual == "torch.device":
+                positional = [arg for arg in expr.args if arg.keyword is None]
+                return len(positional) == 1 and is_cuda_string(positional[0].value)
         return False
 
-    # -- `if torch.cuda.is_available(): model.cuda()` ---------------------------------------
-    def _collapse_if(self, ctx: RuleContext, node: cst.If) -> Optional[Finding]:
-        if not self._tests_cuda(ctx, node.test):
-            return None
-        if not isinstance(ctx.facts.parent(node), (cst.IndentedBlock, cst.Module)):
-            return None  # an `elif` branch: collapsing it would change the chain
-        body = _simple_statements(node.body)
-        if body is None or not body or not all(self._is_cuda_move(ctx, stmt) for stmt in body):
-            return None
-        if node.orelse is not None:
-            other = _simple_statements(node.orelse.body) if isinstance(node.orelse, cst.Else) else None
-            if other is None or not all(self._is_cpu_move_or_pass(ctx, stmt) for stmt in other):
-                return None
-        device = ctx.facts.need_device(node, self.code)
-        message = f"`if {_code(ctx, node.test)}:` only moves things to CUDA"
-        if device is None:
-            return self.finding(node, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
-        moved = [self._rewrite_move(ctx, stmt, device) for stmt in body]
-        moved[0] = moved[0].with_changes(leading_lines=node.leading_lines)
-        return self.finding(node, f"{message}; move unconditionally with `{device.code}`", [ReplaceStatement(node, moved)])
+    # -- CUDA-only constructs ----------------------------------------------------------------------
+    def _set_device(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
+        tree = ctx.facts.tree
+        statement = tree.statement_of(call)
+        message = "`torch.cuda.set_device(...)` fails without a GPU"
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+                and statement.body[0].value is call):
+            return self.finding(call, message, hint="call it only `if torch.cuda.is_available():`")
+        torch = ctx.facts.devices.torch_name()
+        guarded = ctx.statement(f"if {torch}.cuda.is_available():\n    {tree.code(statement).strip()}\n")
+        guarded = guarded.with_changes(leading_lines=statement.leading_lines)
+        return self.finding(call, f"{message}; called only where CUDA is available", [ReplaceStatement(statement, [guarded])])
 
-    def _tests_cuda(self, ctx: RuleContext, test: cst.BaseExpression) -> bool:
-        if isinstance(test, cst.Call) and not test.args:
-            return ctx.facts.qualname(test.func, at=test) in IS_AVAILABLE
-        if isinstance(test, cst.Name):
-            bindings = ctx.facts.bindings_at(test.value, test)
-            return bool(bindings) and len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and self._tests_cuda(ctx, bindings[0].value)
-        return False
-
-    def _move_call(self, stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:
-        if len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
-        value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-            return value
-        return None
-
-    def _is_cuda_move(self, ctx: RuleContext, stmt: cst.SimpleStatementLine) -> bool:
-        call = self._move_call(stmt)
-        if call is None:
-            return False
-        attr = call.func.attr.value  # type: ignore[attr-defined]
-        if attr == "cuda":
-            return self._is_tensor_cuda_call(ctx, call)
-        return attr == "to" and bool(call.args) and self._is_cuda_device(ctx, call.args[0].value)
-
-    def _is_cpu_move_or_pass(self, ctx: RuleContext, stmt: cst.SimpleStatementLine) -> bool:
-        if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Pass):
-            return True
-        call = self._move_call(stmt)
-        return call is not None and call.func.attr.value == "cpu" and not call.args  # type: ignore[attr-defined]
-
-    def _rewrite_move(self, ctx: RuleContext, stmt: cst.SimpleStatementLine, device: DeviceRef) -> cst.SimpleStatementLine:
-        call = self._move_call(stmt)
-        assert call is not None
-        if call.func.attr.value == "cuda":  # type: ignore[attr-defined]
-            new_call = self._cuda_to_to(ctx, call, device)
-        else:
-            new_call = replace_arg_value(call, call.args[0], ctx.expression(device.code))
-        small = stmt.body[0]
-        return stmt.with_changes(body=[small.with_changes(value=new_call)])
+    def _cuda_types(self, ctx: RuleContext) -> Iterator[Finding]:
+        """`torch.cuda.FloatTensor` used where there may be no GPU becomes the conditional form."""
+        facts = ctx.facts
+        torch = facts.devices.torch_name()
+        for attribute in _cuda_type_references(facts):
+            if not self._runs_without_gpu(ctx, attribute):
+                continue
+            qual = facts.value(attribute).qual  # type: ignore[union-attr]
+            cpu_type = qual.replace("torch.cuda.", f"{torch}.")
+            conditional = ctx.expression(f"({facts.code(attribute)} if {torch}.cuda.is_available() else {cpu_type})")
+            parent = facts.tree.parent(attribute)
+            if not (isinstance(parent, cst.Call) and parent.func is attribute):
+                conditional = conditional.with_changes(lpar=[], rpar=[])
+                if not isinstance(parent, (cst.Assign, cst.Arg, cst.AnnAssign, cst.Return)):
+                    conditional = parenthesize(conditional)
+            message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
+            yield self.finding(attribute, message, [Replace(attribute, conditional)])
 
 
-def _simple_statements(block: cst.BaseSuite) -> Optional[List[cst.SimpleStatementLine]]:
-    if isinstance(block, cst.IndentedBlock) and all(isinstance(s, cst.SimpleStatementLine) for s in block.body):
-        return list(block.body)  # type: ignore[arg-type]
-    return None
+
+def _cuda_type_references(facts):
+    """`torch.cuda.FloatTensor`-like references the flow evaluated: called, passed, assigned
+    (also as one side of a conditional), in the order of the file."""
+    candidates = []
+    for call in facts.data.calls:
+        candidates.extend([call.func, *[arg.value for arg in call.args]])
+    for assign in facts.data.assigns:
+        value = assign.value
+        candidates.extend([value.body, value.orelse] if isinstance(value, cst.IfExp) else [value])
+    seen = set()
+    for node in sorted(candidates, key=facts.tree.order):
+        if id(node) in seen or not isinstance(node, cst.Attribute):
+            continue
+        seen.add(id(node))
+        value = facts.value(node)
+        if value is not None and value.kind is Kind.DEVICE and value.qual in api.CUDA_TENSOR_TYPES:
+            yield node
 
 
 def _is_tensor_method(func: cst.BaseExpression) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in ("to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
-
-
-def _code(ctx: RuleContext, node: cst.CSTNode) -> str:
-    text = ctx.module.code_for_node(node)
-    return text if len(text) <= 40 else text[:37] + "..."

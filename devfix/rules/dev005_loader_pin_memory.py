@@ -6,7 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from devfix.analysis.data import LoaderSite
+from devfix.analysis.datasets import LoaderPlan
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword
@@ -62,19 +62,20 @@ loader = DataLoader(dataset, batch_size=32)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for site in facts.loader_sites:
-            if site.remove_pin and site.pin_arg is not None:
-                yield self._unpin(site)
-            elif site.add_pin:
-                yield self._pin(ctx, site)
+        for plan in sorted(facts.loader_plans.values(), key=lambda p: facts.tree.order(p.call)):
+            if plan.remove_pin and plan.info.pin is not None:
+                yield self._unpin(plan)
+            elif plan.add_pin:
+                yield self._pin(plan)
 
-    def _unpin(self, site: LoaderSite) -> Finding:
+    def _unpin(self, plan: LoaderPlan) -> Finding:
         message = (
             "`pin_memory` over a dataset whose tensors live on the device crashes "
             "(\"cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned\"); removed"
         )
-        return self.finding(site.pin_arg, message, [Replace(site.call, remove_arg(site.call, site.pin_arg))])
+        assert plan.info.pin is not None
+        return self.finding(plan.info.pin, message, [Replace(plan.call, remove_arg(plan.call, plan.info.pin))])
 
-    def _pin(self, ctx: RuleContext, site: LoaderSite) -> Finding:
+    def _pin(self, plan: LoaderPlan) -> Finding:
         message = "the batches of this DataLoader are moved to the device by devfix: `pin_memory=True` lets the transfers be `non_blocking`"
-        return self.finding(site.call, message, [Replace(site.call, add_keyword(site.call, "pin_memory", cst.Name("True")))])
+        return self.finding(plan.call, message, [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))])

@@ -6,7 +6,7 @@ from typing import Dict, Iterator, List
 
 import libcst as cst
 
-from devfix.analysis.data import LoaderSite, Transfer
+from devfix.analysis.datasets import LoaderPlan, Transfer
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 
@@ -72,40 +72,41 @@ for x, y in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        sites = facts.loader_sites
+        plans = sorted(facts.loader_plans.values(), key=lambda p: facts.tree.order(p.call))
         # A transfer in a dataset class feeding several loaders is hoisted only if every one agrees.
         verdicts: Dict[int, List[bool]] = {}
         transfers: Dict[int, Transfer] = {}
-        owner: Dict[int, LoaderSite] = {}
-        for site in sites:
-            for transfer in site.hoist + site.blocked:
-                verdicts.setdefault(id(transfer.call), []).append(transfer in site.hoist)
+        owner: Dict[int, LoaderPlan] = {}
+        for plan in plans:
+            for transfer in plan.hoist + plan.blocked:
+                verdicts.setdefault(id(transfer.call), []).append(transfer in plan.hoist)
                 transfers.setdefault(id(transfer.call), transfer)
-                owner.setdefault(id(transfer.call), site)
+                owner.setdefault(id(transfer.call), plan)
         for key, transfer in transfers.items():
             if all(verdicts[key]):
                 yield self._hoist(ctx, transfer, owner[key])
             else:
                 reason = transfer.reason or "the same dataset feeds a loader whose batches devfix cannot see being moved"
-                yield self.finding(transfer.call, f"{self._what(ctx, transfer, owner[key])} cannot be moved out of the dataset with certainty: {reason}", hint="move the tensor to the device in the training loop instead")
-        for site in sites:
-            if site.workers_on_device and not site.blocked:
+                yield self.finding(transfer.call, f"{self._what(ctx, transfer)} cannot be moved out of the dataset with certainty: {reason}",
+                                   hint="move the tensor to the device in the training loop instead")
+        for plan in plans:
+            if plan.workers_on_device and not plan.blocked:
                 message = "worker processes (`num_workers`) over a dataset whose tensors live on the device fail (\"Cannot re-initialize CUDA in forked subprocess\")"
-                yield self.finding(site.call, message, hint="use `num_workers=0` with data on the device, or `--dataset-placement pinned`")
+                yield self.finding(plan.call, message, hint="use `num_workers=0` with data on the device, or `--dataset-placement pinned`")
 
-    def _what(self, ctx: RuleContext, transfer: Transfer, site: LoaderSite) -> str:
-        code = cst.Module([]).code_for_node(transfer.call)
+    def _what(self, ctx: RuleContext, transfer: Transfer) -> str:
+        code = ctx.facts.code(transfer.call)
         if transfer.where == "TensorDataset":
             return f"`{code}` in a TensorDataset"
-        klass = site.dataset_class.name.value if site.dataset_class is not None else "the dataset"
+        klass = transfer.klass.name if transfer.klass is not None else "the dataset"
         return f"`{code}` in {klass}.{transfer.where}"
 
-    def _hoist(self, ctx: RuleContext, transfer: Transfer, site: LoaderSite) -> Finding:
+    def _hoist(self, ctx: RuleContext, transfer: Transfer, plan: LoaderPlan) -> Finding:
         receiver = transfer.call.func.value  # type: ignore[attr-defined]
         mode = ctx.facts.dataset_placement
-        if site.on_device_after:
+        if plan.on_device_after:
             then = "removed: the dataset's tensors already live on the device"
         else:
-            then = "moved out: the loop moves each batch" + (" from pinned memory" if mode == "pinned" and site.pins_after else "")
-        message = f"{self._what(ctx, transfer, site)} does device work inside the dataset (breaks worker processes and pinning); {then}"
+            then = "moved out: the loop moves each batch" + (" from pinned memory" if mode == "pinned" and plan.pins_after else "")
+        message = f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and pinning); {then}"
         return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from devfix.analysis.tensors import ModuleClass, factory_name, self_name_of, surely_has_parameters
+from devfix.analysis.plan import Move
+from devfix.analysis.values import Kind, Place
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword, keyword
+from devfix.rules.common import add_keyword
 
-# Calls whose tensor arguments belong to the module itself (moved by `.to()`) or to the CPU.
-OWNING_CALLS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.utils.rnn.pack_padded_sequence"}
+NO_DEVICE_HINT = "pass `device=` of an input tensor, or register the tensor as a buffer in `__init__`"
 
 
 class ForwardCreatedTensor(Rule):
@@ -40,16 +40,18 @@ def forward(self, x):
 """
     invalid = (
         Example(
-            "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def forward(self, x):\n"
-            "        return x + torch.ones(x.size(0))\n",
-            "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def forward(self, x):\n"
-            "        return x + torch.ones(x.size(0), device=x.device)\n",
+            "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) + torch.ones(x.size(0), 4)\n",
+            "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) + torch.ones(x.size(0), 4, device=x.device)\n",
         ),
         Example(
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.rnn = nn.GRU(4, 8)\n\n    def init_hidden(self, bsz):\n        return torch.zeros(1, bsz, 8)\n",
+            "        self.rnn = nn.GRU(4, 8)\n\n    def forward(self, x):\n        return self.rnn(x, self.init_hidden(x.size(1)))[0]\n\n"
+            "    def init_hidden(self, bsz):\n        return torch.zeros(1, bsz, 8)\n",
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.rnn = nn.GRU(4, 8)\n\n    def init_hidden(self, bsz):\n        return torch.zeros(1, bsz, 8, device=next(self.parameters()).device)\n",
+            "        self.rnn = nn.GRU(4, 8)\n\n    def forward(self, x):\n        return self.rnn(x, self.init_hidden(x.size(1)))[0]\n\n"
+            "    def init_hidden(self, bsz):\n        return torch.zeros(1, bsz, 8, device=next(self.parameters()).device)\n",
         ),
     )
     valid = (
@@ -57,84 +59,65 @@ def forward(self, x):
         "        return x + torch.zeros_like(x) + torch.ones(x.size(0), device=x.device)\n",
         "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.register_buffer('w', torch.ones(3))\n",
+        "import math\nimport torch\nfrom torch import nn\n\nclass GELU(nn.Module):\n    def forward(self, x):\n"
+        "        return 0.5 * x * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / math.pi)) * x))\n",
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(3, 3)\n        self.register_buffer('idx', torch.zeros(3))\n\n    def forward(self, x):\n"
+        "        self.idx.copy_(torch.tensor([1.0, 2.0, 3.0]))\n        return self.fc(x)\n",
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        facts = ctx.facts
-        methods = {}
-        for info in facts.module_classes.values():
-            for name, method in info.methods.items():
-                if name != "__init__" and self_name_of(method) is not None:
-                    methods[id(method)] = (info, method)
-        if not methods:
-            return
-        for call in facts.data.calls:
-            scope = facts.function_scope_of(call)
-            owner = methods.get(id(scope.node))
-            if owner is None or factory_name(facts, call) is None:
-                continue
-            finding = self._check_factory(ctx, call, *owner)
-            if finding is not None:
-                yield finding
+        for move in ctx.facts.plan.by_rule(self.code):
+            yield self._fix(ctx, move)
 
-    def _check_factory(self, ctx: RuleContext, call: cst.Call, info: ModuleClass, method: cst.FunctionDef) -> Optional[Finding]:
+    def _fix(self, ctx: RuleContext, move: Move) -> Finding:
         facts = ctx.facts
-        if keyword(call, "device") is not None or keyword(call, "out") is not None or any(arg.star for arg in call.args):
-            return None
-        if facts.moved_on_creation(call):
-            return None  # `torch.zeros(...).to(device)`: placed at once
-        if self._owned_or_host_side(ctx, call, method) or self._callers_move_result(ctx, info, method):
-            return None
-        device = self._device_code(ctx, call, info, method)
-        factory = facts.qualname(call.func, at=call)
-        message = f"`{factory}(...)` in `{info.name}.{method.name.value}` has no `device=`: it is created on the CPU"
+        call = move.origin.node
+        method = facts.tree.enclosing(call, cst.FunctionDef)
+        klass = facts.tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
+        where = f"`{klass.name.value}.{method.name.value}`" if klass is not None and method is not None else "a module's method"
+        message = f"`{facts.code(call.func)}(...)` in {where} has no `device=`: it is made on the CPU and meets tensors on the module's device"
+        if not move.fixable:
+            return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
+        device = self._device(ctx, move, call)
         if device is None:
-            return self.finding(call, message, hint="pass `device=` of an input tensor, or register the tensor as a buffer in `__init__`")
-        return self.finding(call, f"{message}; created on `{device}`", [Replace(call, add_keyword(call, "device", ctx.expression(device)))])
+            return self.finding(call, message, hint=NO_DEVICE_HINT)
+        new = add_keyword(call, "device", ctx.expression(device))
+        return self.finding(call, f"{message}; made on `{device}`", [Replace(call, new)])
 
-    def _owned_or_host_side(self, ctx: RuleContext, call: cst.Call, method: cst.FunctionDef) -> bool:
-        """Inside `nn.Parameter(...)`, `register_buffer(...)`, pack_padded_sequence's lengths."""
+    def _device(self, ctx: RuleContext, move: Move, call: cst.Call) -> Optional[str]:
+        """`<t>.device` of the method's first tensor argument (one shown to meet the module's
+        weights), else of a tensor the factory's result meets, bound before it; else a buffer's."""
         facts = ctx.facts
-        for ancestor in facts.ancestors(call):
-            if ancestor is method:
-                return False
-            if isinstance(ancestor, cst.Call) and ancestor is not call:
-                qual = facts.qualname(ancestor.func, at=ancestor) or ""
-                if qual in OWNING_CALLS:
-                    return True
-                if isinstance(ancestor.func, cst.Attribute) and ancestor.func.attr.value in ("register_buffer", "numpy", "tolist"):
-                    return True
-        return False
-
-    def _callers_move_result(self, ctx: RuleContext, info: ModuleClass, method: cst.FunctionDef) -> bool:
-        """A helper whose every call moves what it returns (`self._make_mask(n).to(device)`)."""
-        facts = ctx.facts
-        calls = 0
-        for read in info.reads.get(method.name.value, []):
-            call = facts.parent(read)
-            if not isinstance(call, cst.Call) or call.func is not read:
-                return False
-            attribute = facts.parent(call)
-            outer = facts.parent(attribute) if isinstance(attribute, cst.Attribute) else None
-            if not (isinstance(outer, cst.Call) and outer.func is attribute and attribute.attr.value in ("to", "cuda")):
-                return False
-            calls += 1
-        return calls > 0
-
-    def _device_code(self, ctx: RuleContext, call: cst.Call, info: ModuleClass, method: cst.FunctionDef) -> Optional[str]:
-        """`x.device` for the first tensor argument; else the method's device parameter or
-        `self.device`; else the module's own parameters or a buffer."""
-        facts = ctx.facts
-        tensor_names = info.tensor_names.get(id(method), set())
-        self_name = method.params.params[0].name.value
-        for param in method.params.params[1:]:
-            if param.name.value in tensor_names:
-                return f"{param.name.value}.device"
-        found = facts.device_at(call)
-        if found is not None and found.kind in ("parameter", "attribute") and facts.binding_scope(facts.scope_of(call), found.code.split(".")[0]) is facts.scope_of(call):
-            return found.code
-        if surely_has_parameters(facts, info):
-            return f"next({self_name}.parameters()).device"
-        if info.buffers:
-            return f"{self_name}.{info.buffers[0]}.device"
+        tree = facts.tree
+        method = tree.enclosing(call, cst.FunctionDef)
+        if method is None:
+            return None
+        info = facts.program.functions.get(id(method))
+        candidates: List[str] = []
+        if info is not None:  # the method's first tensor argument, as the spec says
+            candidates.extend(p.name.value for p in info.parameters() if p.name.value in info.module_inputs)
+        for meeting in move.meetings:
+            for node, value in meeting.operands:
+                if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(node, cst.Name):
+                    candidates.append(node.value)
+        scope = tree.function_scope_of(call)
+        position = tree.order(call)
+        for name in candidates:
+            bindings = scope.bindings.get(name, [])
+            if any(b.kind == "param" or b.order < position and not tree.is_inside(call, b.node) for b in bindings):
+                return f"{name}.device"
+        if info is not None and info.self_name is not None and info.klass is not None:
+            for name in sorted(info.klass.buffers):
+                return f"{info.self_name}.{name}.device"
+            if _owns_parameters(info.klass):
+                return f"next({info.self_name}.parameters()).device"
         return None
+
+
+def _owns_parameters(klass) -> bool:
+    """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
+    for value in klass.attrs.values():
+        if value.kind is Kind.MODULE and not value.neutral or value.kind is Kind.TENSOR and value.grad:
+            return True
+    return any(_owns_parameters(base) for base in klass.bases)

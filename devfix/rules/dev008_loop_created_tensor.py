@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
+from devfix.analysis.plan import Move
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword
+from devfix.rules.common import add_keyword, assigned_name, evidence_line, move_to
+
+NO_DEVICE_HINT = "create it with `device=` the device of the tensors it meets"
 
 
 class LoopCreatedTensor(Rule):
     code = "DEV008"
     name = "loop-created-tensor"
-    needs_placement = True
-    summary = "A tensor created in a training loop without `device=` meets device tensors on the CPU."
+    summary = "A tensor created in a training loop or step without `device=` meets device tensors on the CPU."
     why = """
 `torch.zeros`, `torch.ones`, `torch.full`, `torch.randn`, `torch.arange` ... create CPU
 tensors unless told otherwise. Inside a loop over a data loader they typically become the
@@ -62,15 +62,23 @@ for real, _ in loader:
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for move in ctx.facts.plan.by_rule(self.code):
+            yield self._fix(ctx, move)
+
+    def _fix(self, ctx: RuleContext, move: Move) -> Finding:
         facts = ctx.facts
-        for factory in facts.loop_factories:
-            call = factory.call
-            what = f"'{factory.target}'" if factory.target else f"`{cst.Module([]).code_for_node(call.func)}(...)`"
-            where = "inside the training loop" if factory.loop is not None else "in a training step"
-            message = f"{what} is created on the CPU {where} and meets device tensors"
-            device = facts.need_device(call, self.code)
-            if device is None:
-                yield self.finding(call, message, hint="create it with `device=` the model's device")
-                continue
-            new = add_keyword(call, "device", ctx.expression(device.code))
-            yield self.finding(call, f"{message}; created with `device={device.code}`", [Replace(call, new)])
+        call = move.origin.node
+        name = assigned_name(facts, call)
+        what = f"'{name}'" if name else f"`{facts.code(call.func)}(...)`"
+        where = "inside a loop" if move.origin.loop is not None else "in a training step"
+        message = f"{what} is created on the CPU {where} and meets {evidence_line(facts, move.evidence)}"
+        if not move.fixable:
+            return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
+        device = facts.devices.at(call, self.code, move.evidence)
+        if device is None:
+            return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
+        if move.origin.kind == "host":
+            new = move_to(call, ctx.expression(device.code))
+            return self.finding(call, f"{message}; moved to `{device.code}` where it is made", [Replace(call, new)], device=device)
+        new = add_keyword(call, "device", ctx.expression(device.code))
+        return self.finding(call, f"{message}; created with `device={device.code}`", [Replace(call, new)], device=device)

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from devfix.analysis.tensors import host_function, method_name
+from devfix.analysis.values import Kind, Meeting, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import method_call
@@ -15,7 +15,6 @@ from devfix.rules.common import method_call
 class HostConversion(Rule):
     code = "DEV009"
     name = "host-conversion"
-    needs_placement = True
     summary = "`.numpy()` on a tensor that may live on the GPU (or require grad) fails; go through `.detach().cpu()`."
     why = """
 NumPy only sees host memory: `.numpy()` on a CUDA tensor raises "can't convert cuda:0 device
@@ -24,6 +23,9 @@ tensor that requires grad "Can't call numpy() on Tensor that requires grad. Use
 tensor.detach().numpy() instead". Model outputs, moved batches and anything computed from
 them are such tensors. The same holds for tensors handed to NumPy / scikit-learn functions
 (`np.mean(t)`, `accuracy_score(y, preds)`). `.item()` and `.tolist()` work everywhere.
+The `lengths` of `pack_padded_sequence` must be a CPU tensor too: lengths moved to the GPU
+get `.cpu()`. devfix reports these only for values it has seen put on the device (or that it
+knows require grad); a tensor whose device it cannot know is left alone.
 """
     example = """
 outputs = model(inputs.to(device))
@@ -51,52 +53,71 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.data.calls:
-            if method_name(call) == "numpy" and not call.args:
-                finding = self._check_numpy(ctx, call)
-            elif host_function(facts, call):
-                finding = self._check_host_call(ctx, call)
+        for meeting in sorted(facts.program.meetings.values(), key=lambda m: facts.tree.order(m.node)):
+            if meeting.kind != "host":
+                continue
+            if meeting.detail == "numpy":
+                finding = self._check_numpy(ctx, meeting)
+            elif meeting.detail == "pack_padded_sequence lengths":
+                finding = self._check_lengths(ctx, meeting)
+            elif meeting.detail and "." in meeting.detail:
+                finding = self._check_host_call(ctx, meeting)
             else:
                 finding = None
             if finding is not None:
                 yield finding
 
-    def _check_numpy(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
-        flow = ctx.facts.tensor_flow
-        receiver = call.func.value  # type: ignore[attr-defined]
+    def _check_numpy(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+        call = meeting.node
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return None
+        receiver = call.func.value
+        value = meeting.operands[0][1]
         text = _code(ctx, receiver)
-        if method_name(receiver) == "cpu" and not receiver.args:  # type: ignore[attr-defined]
-            inner = receiver.func.value  # type: ignore[attr-defined]
-            if method_name(inner) == "detach" or not flow.requires_grad(inner):
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "cpu" and not receiver.args:
+            inner = receiver.func.value
+            inner_value = ctx.facts.value(inner)
+            if inner_value is None or not inner_value.grad or _is_detach(inner):
                 return None
             new = method_call(method_call(method_call(inner, "detach"), "cpu"), "numpy")
             message = f"`{text}.numpy()`: `{_code(ctx, inner)}` requires grad; detach it first"
             return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
-        if not flow.on_device(receiver):
+        if value.place is not Place.DEVICE:
             return None
-        base = receiver.func.value if method_name(receiver) == "detach" and not receiver.args else receiver  # type: ignore[attr-defined]
+        base = receiver.func.value if _is_detach(receiver) else receiver  # type: ignore[union-attr]
         new = method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
-        message = f"`{text}.numpy()` on a tensor that may be on the GPU; copy it to the host with `.detach().cpu()` first"
+        message = f"`{text}.numpy()` on a tensor on the device; copy it to the host with `.detach().cpu()` first"
         return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
 
-    def _check_host_call(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
-        facts = ctx.facts
-        flow = facts.tensor_flow
-        on_device = [arg for arg in call.args if not arg.star and flow.on_device(arg.value)]
+    def _check_host_call(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+        on_device = [(node, value) for node, value in meeting.operands if _on_device(value)]
         if not on_device:
             return None
-        function = host_function(facts, call)
-        names = ", ".join(f"`{_code(ctx, arg.value)}`" for arg in on_device)
+        names = ", ".join(f"`{_code(ctx, node)}`" for node, _ in on_device)
         verb = "is" if len(on_device) == 1 else "are"
-        message = f"{names} may be on the GPU and {verb} passed to `{function}`, which needs host (NumPy) data"
-        if not all(isinstance(arg.value, cst.Name) for arg in on_device):
-            return self.finding(call, message, hint="convert with `.detach().cpu().numpy()` first")
+        message = f"{names} {verb} on the device and passed to `{meeting.detail}`, which needs host (NumPy) data"
+        if not all(isinstance(node, cst.Name) for node, _ in on_device):
+            return self.finding(meeting.node, message, hint="convert with `.detach().cpu().numpy()` first")
         edits: List[Replace] = [
-            Replace(arg.value, method_call(method_call(method_call(arg.value, "detach"), "cpu"), "numpy")) for arg in on_device
+            Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy")) for node, _ in on_device  # type: ignore[arg-type]
         ]
-        return self.finding(call, f"{message}; converted with `.detach().cpu().numpy()`", edits)
+        return self.finding(meeting.node, f"{message}; converted with `.detach().cpu().numpy()`", edits)
+
+    def _check_lengths(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+        node, value = meeting.operands[0]
+        if value.place is not Place.DEVICE:
+            return None
+        message = f"`{_code(ctx, node)}` is on the device, but `pack_padded_sequence` needs its lengths on the CPU"
+        return self.finding(node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(node, "cpu"))])  # type: ignore[arg-type]
+
+
+def _on_device(value: Value) -> bool:
+    return value.kind is Kind.TENSOR and value.place is Place.DEVICE
+
+
+def _is_detach(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach" and not node.args
 
 
 def _code(ctx: RuleContext, node: cst.CSTNode) -> str:
-    text = ctx.module.code_for_node(node)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return ctx.facts.code(node, 40)

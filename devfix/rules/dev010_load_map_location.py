@@ -6,12 +6,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from devfix.analysis.tensors import feeds_load_state_dict
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, keyword
-
-LOADERS = ("torch.load", "torch.serialization.load")
 
 
 class LoadMapLocation(Rule):
@@ -23,9 +20,12 @@ class LoadMapLocation(Rule):
 puts each tensor back on that device, so a checkpoint written on a GPU machine fails to
 load on a CPU-only one ("Attempting to deserialize object on a CUDA device but
 torch.cuda.is_available() is False"), and on a multi-GPU machine lands on the GPU it was
-saved from. `map_location=device` loads it where the program runs. When there is no device
-variable and the result only feeds `load_state_dict` (which copies into the model's own
-tensors wherever they are), `map_location="cpu"` is enough. `weights_only=` is kept.
+saved from. devfix uses the device variable in reach (`map_location=device`); without one,
+`map_location="cpu"` where the result feeds `load_state_dict` (which copies into the model's
+own tensors wherever they are) or is moved by the program itself afterwards, and a report
+without a fix elsewhere (a new device could disagree with the script's own `--cuda` option). It only reports
+programs that put something on a device: a script that runs everything on the CPU saves and
+loads CPU checkpoints. `weights_only=` is kept.
 """
     example = """
 model.load_state_dict(torch.load("checkpoint.pt", weights_only=True))
@@ -41,23 +41,24 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             "state = torch.load('ckpt.pt', weights_only=True, map_location=device)\n",
         ),
         Example(
-            "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n",
-            "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt', map_location='cpu'))\n",
+            "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2).cuda()\nmodel.load_state_dict(torch.load('w.pt'))\n",
         ),
     )
     valid = (
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "state = torch.load('ckpt.pt', map_location=device)\n",
         "import torch\nstate = torch.load('ckpt.pt', 'cpu')\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n",
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        for call in facts.data.calls:
-            if facts.qualname(call.func, at=call) in LOADERS:
-                finding = self._check_load(ctx, call)
-                if finding is not None:
-                    yield finding
+        if not facts.uses_device:
+            return  # a program that places nothing saves and loads CPU checkpoints
+        for call, _ in facts.program.loads:
+            finding = self._check_load(ctx, call)
+            if finding is not None:
+                yield finding
 
     def _check_load(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
         if keyword(call, "map_location") is not None:
@@ -65,22 +66,62 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         if any(arg.star for arg in call.args) or len([a for a in call.args if a.keyword is None]) != 1:
             return None  # `torch.load(f, loc)` or `**kwargs`: map_location may be there
         facts = ctx.facts
-        source = ctx.module.code_for_node(call.args[0].value)
+        source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
-        device = facts.device_at(call)
-        if device is not None:
-            if device.kind == "planned":
-                facts.need_device(call, self.code)
-            code = device.code
-        elif feeds_load_state_dict(facts, call):
-            code = facts.quote("cpu")  # load_state_dict copies into the parameters wherever they are
-        elif not facts.places_tensors:
-            # Code that places nothing (a CPU-only script, a library helper) gets its tensors
-            # back where they were saved; choosing a device for its callers is not ours to do.
-            return None
-        else:
-            device = facts.need_device(call, self.code)
-            if device is None:
-                return self.finding(call, message, hint="pass `map_location=` (a device, or \"cpu\")")
-            code = device.code
-        return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, add_keyword(call, "map_location", ctx.expression(code)))])
+        code = facts.devices.in_reach(call)
+        if code is None and (_feeds_load_state_dict(facts, call) or _moved_after(facts, call)):
+            code = facts.quote("cpu")
+        if code is None:
+            return self.finding(call, message, hint="pass `map_location=` (the device the program uses, or \"cpu\")")
+        new = add_keyword(call, "map_location", ctx.expression(code))
+        return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)])
+
+
+def _target_name(facts, call: cst.Call) -> Optional[str]:
+    parent = facts.tree.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
+def _feeds_load_state_dict(facts, call: cst.Call) -> bool:
+    """`m.load_state_dict(torch.load(f))`, or `ckpt = torch.load(f)` then `m.load_state_dict(ckpt[...])`."""
+    tree = facts.tree
+    parent = tree.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = tree.parent(parent)
+        return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "load_state_dict"
+    name = _target_name(facts, call)
+    if name is None:
+        return False
+    scope = tree.function_scope_of(call)
+    uses = 0
+    for other in tree.data.calls:
+        func = other.func
+        if not isinstance(func, cst.Attribute) or tree.function_scope_of(other) is not scope:
+            continue
+        for arg in other.args:
+            argument = arg.value
+            while isinstance(argument, cst.Subscript):
+                argument = argument.value
+            if isinstance(argument, cst.Name) and argument.value == name:
+                if func.attr.value != "load_state_dict":
+                    return False
+                uses += 1
+    return uses > 0
+
+
+def _moved_after(facts, call: cst.Call) -> bool:
+    """`model = torch.load(f)` later moved by the program itself (`model.cuda()` if `--cuda`):
+    loading on the CPU leaves the placement to that move."""
+    name = _target_name(facts, call)
+    if name is None:
+        return False
+    tree = facts.tree
+    scope = tree.function_scope_of(call)
+    for other in tree.data.calls:
+        func = other.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and isinstance(func.value, cst.Name) and func.value.value == name:
+            if tree.function_scope_of(other) is scope and tree.order(other) > tree.order(call):
+                return True
+    return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import libcst as cst
 
@@ -19,9 +19,9 @@ class DiscardedTo(Rule):
 `Tensor.to()` is not in place: it returns a new tensor and leaves `x` where it was, so
 `x.to(device)` as a statement is a no-op and `x` later meets the model's weights on another
 device ("Expected all tensors to be on the same device"). The statement becomes an
-assignment. devfix only rewrites names it knows are tensors (built by a torch factory in
-this file, or yielded by a loop over a data loader) and bound in the same function, so
-the assignment cannot turn a global into an unbound local.
+assignment. devfix only rewrites names it knows are tensors (built by a torch function, or
+yielded by a loop over a data loader) and bound in the same function, so the assignment
+cannot turn a global into an unbound local.
 """
     example = """
 for inputs, labels in loader:
@@ -45,26 +45,16 @@ for inputs, labels in loader:
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        facts = ctx.facts
-        for expr in facts.data.expr_statements:
-            finding = self._check(ctx, expr)
-            if finding is not None:
-                yield finding
+        seen = set()
+        for statement in ctx.facts.program.discarded_moves:
+            if id(statement) not in seen:
+                seen.add(id(statement))
+                yield self._fix(statement)
 
-    def _check(self, ctx: RuleContext, expr: cst.Expr) -> Optional[Finding]:
-        facts = ctx.facts
+    def _fix(self, expr: cst.Expr) -> Finding:
         call = expr.value
-        if not isinstance(call, cst.Call) or not facts.loop_analysis.is_move_call(call):
-            return None
-        receiver = call.func.value  # type: ignore[attr-defined]
-        if not isinstance(receiver, cst.Name):
-            return None
-        name = receiver.value
-        scope = facts.function_scope_of(expr)
-        if facts.binding_scope(facts.scope_of(expr), name) is not scope:
-            return None  # assigning would make a global or enclosing variable local here
-        if not facts.loop_analysis.is_tensor_name(name, expr, facts.batch_loops):
-            return None
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+        name = call.func.value.value
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)
-        message = f"`{name}.{call.func.attr.value}(...)` returns a moved copy that is discarded; `{name}` stays where it was; assigned back to `{name}`"  # type: ignore[attr-defined]
+        message = f"`{name}.{call.func.attr.value}(...)` returns a moved copy that is discarded; `{name}` stays where it was; assigned back to `{name}`"
         return self.finding(expr, message, [Replace(expr, assign)])

@@ -6,11 +6,12 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from devfix.analysis.tensors import AttributeWrite, ModuleClass, host_function, is_tensor_expr, method_name
+from devfix.analysis.plan import Move
+from devfix.analysis.scopes import dotted_name
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 
-PARAMETER_CLASSES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+HINT = "register it in `__init__` with `self.register_buffer(name, tensor, persistent=False)`"
 
 
 class ModuleTensorAttribute(Rule):
@@ -39,9 +40,9 @@ class CausalSelfAttention(nn.Module):
     invalid = (
         Example(
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.scale = torch.ones(3)\n\n    def forward(self, x):\n        return x * self.scale\n",
+            "        self.fc = nn.Linear(3, 3)\n        self.scale = torch.ones(3)\n\n    def forward(self, x):\n        return self.fc(x) * self.scale\n",
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.register_buffer(\"scale\", torch.ones(3), persistent=False)\n\n    def forward(self, x):\n        return x * self.scale\n",
+            "        self.fc = nn.Linear(3, 3)\n        self.register_buffer(\"scale\", torch.ones(3), persistent=False)\n\n    def forward(self, x):\n        return self.fc(x) * self.scale\n",
         ),
     )
     valid = (
@@ -52,54 +53,43 @@ class CausalSelfAttention(nn.Module):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for info in ctx.facts.module_classes.values():
-            for write in info.init_writes:
-                finding = self._check_write(ctx, info, write)
-                if finding is not None:
-                    yield finding
+        for move in ctx.facts.plan.by_rule(self.code):
+            yield self._fix(ctx, move)
 
-    def _check_write(self, ctx: RuleContext, info: ModuleClass, write: AttributeWrite) -> Optional[Finding]:
+    def _fix(self, ctx: RuleContext, move: Move) -> Finding:
         facts = ctx.facts
-        value = write.value
-        if write.assign is None or value is None or len(write.statement.body) != 1:
-            return None
-        if isinstance(value, cst.Call) and facts.qualname(value.func, at=value) in PARAMETER_CLASSES:
-            return None
-        if not is_tensor_expr(facts, value):
-            return None
-        if len(info.writes_of(write.attr)) != 1 or write.attr in info.buffers:
-            return None  # reassigned somewhere (maybe to a non-tensor), or already a buffer
-        if not self._used_on_device(ctx, info, write.attr):
-            return None
-        if info.super_init is None or facts.order(info.super_init) > facts.order(write.statement):
-            return None  # register_buffer needs Module.__init__ to have run
-        self_name = write.method.params.params[0].name.value
-        call = ctx.expression(
-            f"{self_name}.register_buffer({facts.quote(write.attr)}, {ctx.module.code_for_node(value)}, persistent=False)"
-        )
-        message = (
-            f"`{self_name}.{write.attr}` is a plain tensor attribute of `{info.name}`: `.to(device)` does not move it; "
-            "registered as a non-persistent buffer"
-        )
-        return self.finding(write.assign, message, [Replace(write.assign, cst.Expr(call))])
+        tree = facts.tree
+        target = move.origin.node
+        assign = tree.parent(tree.parent(target))
+        method = tree.enclosing(target, cst.FunctionDef)
+        klass = tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
+        owner = klass.name.value if klass is not None else "the module"
+        self_name = tree.code(target.value) if isinstance(target, cst.Attribute) else "self"
+        attr = move.origin.name or ""
+        message = f"`{self_name}.{attr}` is a plain tensor attribute of `{owner}`: `.to(device)` leaves it on the CPU, where it meets the module's activations"
+        if not move.fixable:
+            return self.finding(target, f"{message}; not fixed: {move.reason}", hint=HINT)
+        if not self._replaceable(ctx, assign, method):
+            return self.finding(target, message, hint=HINT)
+        value = assign.value  # type: ignore[union-attr]
+        call = ctx.expression(f"{self_name}.register_buffer({facts.quote(attr)}, {facts.code(value)}, persistent=False)")
+        return self.finding(target, f"{message}; registered as a non-persistent buffer", [Replace(assign, cst.Expr(call))])
 
-    def _used_on_device(self, ctx: RuleContext, info: ModuleClass, attr: str) -> bool:
-        """Read outside `__init__`, and never handed to NumPy or moved by hand at each use."""
-        facts = ctx.facts
-        reads = [read for read in info.reads.get(attr, []) if not facts.is_inside(read, info.methods["__init__"])]
-        if not reads:
+    @staticmethod
+    def _replaceable(ctx: RuleContext, assign, method) -> bool:
+        """`self.x = <tensor>` alone on its line, after `super().__init__()` (register_buffer
+        needs Module.__init__ to have run)."""
+        tree = ctx.facts.tree
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or method is None:
             return False
-        moved = 0
-        for read in reads:
-            parent = facts.parent(read)
-            if isinstance(parent, cst.Attribute):
-                outer = facts.parent(parent)
-                if method_name(outer) == "numpy":
-                    return False
-                if method_name(outer) in ("to", "cuda", "type_as"):
-                    moved += 1
-            if isinstance(parent, cst.Arg):
-                outer = facts.parent(parent)
-                if isinstance(outer, cst.Call) and host_function(facts, outer):
-                    return False
-        return moved < len(reads)
+        line = tree.parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return False
+        for call in tree.data.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and tree.is_inside(call, method)):
+                continue
+            receiver = func.value
+            if isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super" or call.args:
+                return tree.order(call) < tree.order(assign)
+        return False

@@ -6,7 +6,8 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from devfix.analysis.tensors import AttributeWrite, ModuleClass, method_name
+from devfix.analysis.program import ClassInfo
+from devfix.analysis.values import Kind
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 
@@ -51,88 +52,115 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for info in ctx.facts.module_classes.values():
-            for write in info.init_writes:
-                if write.assign is not None:
-                    finding = self._check_write(ctx, info, write)
-                    if finding is not None:
-                        yield finding
+        for klass in ctx.facts.program.classes.values():
+            if klass.kind != "module" or klass.framework:
+                continue
+            init = klass.methods.get("__init__")
+            for name, writes in klass.writes.items():
+                for target, _ in writes:
+                    if init is not None and ctx.facts.tree.is_inside(target, init):
+                        finding = self._check_write(ctx, klass, name, target, len(writes))
+                        if finding is not None:
+                            yield finding
 
-    def _check_write(self, ctx: RuleContext, info: ModuleClass, write: AttributeWrite) -> Optional[Finding]:
-        value = write.value
-        kind = self._container_kind(ctx, info, write)
+    def _check_write(self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int) -> Optional[Finding]:
+        tree = ctx.facts.tree
+        assign = tree.parent(tree.parent(target))
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        kind = self._container_kind(ctx, klass, attr, assign.value)
         if kind is None:
             return None
         wrapper = "ModuleList" if kind == "list" else "ModuleDict"
-        self_name = write.method.params.params[0].name.value
-        message = f"`{self_name}.{write.attr}` keeps layers in a plain {kind}: they are not moved, trained or saved"
-        nn_name = self._nn_name(ctx, write)
-        if nn_name is None or len(info.writes_of(write.attr)) != 1 or not self._uses_fit(ctx, info, write.attr, kind):
-            return self.finding(write.assign, f"{message}; use nn.{wrapper}", hint=f"wrap it in nn.{wrapper} ({UNSAFE_NOTE})")
+        self_name = tree.code(target.value)  # type: ignore[attr-defined]
+        message = f"`{self_name}.{attr}` keeps layers in a plain {kind}: they are not moved, trained or saved"
+        nn_name = self._nn_name(ctx, assign)
+        if nn_name is None or count != 1 or not self._uses_fit(ctx, klass, attr, kind):
+            return self.finding(assign, f"{message}; use nn.{wrapper}", hint=f"wrap it in nn.{wrapper} ({UNSAFE_NOTE})")
         func = ctx.expression(f"{nn_name}.{wrapper}")
-        args = [] if self._is_empty(value) else [cst.Arg(value)]
+        value = assign.value
+        args = [] if isinstance(value, cst.List) and not value.elements else [cst.Arg(value)]
         new = cst.Call(func=func, args=args)
-        return self.finding(write.assign, f"{message}; the fix wraps it in `{nn_name}.{wrapper}` ({UNSAFE_NOTE})", [Replace(value, new)])
+        return self.finding(assign, f"{message}; the fix wraps it in `{nn_name}.{wrapper}` ({UNSAFE_NOTE})", [Replace(value, new)])
 
-    def _container_kind(self, ctx: RuleContext, info: ModuleClass, write: AttributeWrite) -> Optional[str]:
-        facts = ctx.facts
-        value = write.value
-        is_module = lambda expr: isinstance(expr, cst.Call) and facts.module_kind(expr) is not None  # noqa: E731
-        if isinstance(value, cst.ListComp) and is_module(value.elt):
+    def _is_module(self, ctx: RuleContext, expr: cst.BaseExpression) -> bool:
+        value = ctx.facts.value(expr)
+        return isinstance(expr, cst.Call) and value is not None and value.kind is Kind.MODULE
+
+    def _holds_weights(self, ctx: RuleContext, exprs) -> bool:
+        return any(not ctx.facts.value(e).neutral for e in exprs if ctx.facts.value(e) is not None)
+
+    def _container_kind(self, ctx: RuleContext, klass: ClassInfo, attr: str, value: cst.BaseExpression) -> Optional[str]:
+        is_module = lambda expr: self._is_module(ctx, expr)  # noqa: E731
+        if isinstance(value, cst.ListComp) and is_module(value.elt) and self._holds_weights(ctx, [value.elt]):
             return "list"
         if isinstance(value, cst.List):
             elements = [e.value for e in value.elements]
-            if elements and all(is_module(e) for e in elements):
+            if elements and all(is_module(e) for e in elements) and self._holds_weights(ctx, elements):
                 return "list"
-            if not elements and self._appended_modules(ctx, info, write):
+            if not elements and self._appended_modules(ctx, klass, attr):
                 return "list"
         if isinstance(value, cst.Dict):
             elements = list(value.elements)
             if elements and all(isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.FormattedString)) and is_module(e.value) for e in elements):
-                return "dict"
+                if self._holds_weights(ctx, [e.value for e in elements]):
+                    return "dict"
         if isinstance(value, cst.DictComp) and isinstance(value.key, cst.FormattedString) and is_module(value.value):
-            return "dict"
+            return "dict" if self._holds_weights(ctx, [value.value]) else None
         return None
 
-    def _appended_modules(self, ctx: RuleContext, info: ModuleClass, write: AttributeWrite) -> bool:
-        """`self.layers = []` followed, in `__init__`, only by `self.layers.append(nn.X(...))`."""
-        facts = ctx.facts
-        appends: List[cst.Call] = []
-        for read in info.reads.get(write.attr, []):
-            if not facts.is_inside(read, write.method):
+    def _reads(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> List[cst.Attribute]:
+        """`self.<attr>` loads in the class's methods."""
+        tree = ctx.facts.tree
+        found = []
+        for node in tree.data.name_attributes:
+            if node.attr.value != attr or not tree.is_inside(node, klass.node):
                 continue
-            parent = facts.parent(read)
-            outer = facts.parent(parent) if isinstance(parent, cst.Attribute) else None
-            if method_name(outer) != "append":
-                return False
-            arg = outer.args[0].value if outer.args else None  # type: ignore[union-attr]
-            if not (isinstance(arg, cst.Call) and facts.module_kind(arg) is not None):
-                return False
-            appends.append(outer)  # type: ignore[arg-type]
-        return bool(appends)
+            method = tree.enclosing(node, cst.FunctionDef)
+            if method is None or tree.class_of_method(method) is not klass.node:
+                continue
+            params = method.params.params
+            if params and isinstance(node.value, cst.Name) and node.value.value == params[0].name.value:
+                parent = tree.parent(node)
+                if not isinstance(parent, cst.AssignTarget):
+                    found.append(node)
+        return found
 
-    def _uses_fit(self, ctx: RuleContext, info: ModuleClass, attr: str, kind: str) -> bool:
+    def _appended_modules(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> bool:
+        """`self.layers = []` followed, in `__init__`, only by `self.layers.append(nn.X(...))`."""
+        tree = ctx.facts.tree
+        init = klass.methods.get("__init__")
+        appends = 0
+        for read in self._reads(ctx, klass, attr):
+            if init is None or not tree.is_inside(read, init):
+                continue
+            parent = tree.parent(read)
+            outer = tree.parent(parent) if isinstance(parent, cst.Attribute) else None
+            if not (isinstance(outer, cst.Call) and isinstance(parent, cst.Attribute) and parent.attr.value == "append"):
+                return False
+            argument = outer.args[0].value if outer.args else None
+            if argument is None or not self._is_module(ctx, argument):
+                return False
+            appends += 1
+        return appends > 0
+
+    def _uses_fit(self, ctx: RuleContext, klass: ClassInfo, attr: str, kind: str) -> bool:
         """Every `self.x.method(...)` use is one the Module container supports."""
-        facts = ctx.facts
+        tree = ctx.facts.tree
         allowed = LIST_METHODS if kind == "list" else DICT_METHODS
-        for read in info.reads.get(attr, []):
-            parent = facts.parent(read)
+        for read in self._reads(ctx, klass, attr):
+            parent = tree.parent(read)
             if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value not in allowed:
                 return False
             if isinstance(parent, cst.BinaryOperation):
-                return False  # `self.layers + [...]`
+                return False  # `self.layers + [...]`: ModuleList does not support +
         return True
 
-    def _nn_name(self, ctx: RuleContext, write: AttributeWrite) -> Optional[str]:
+    def _nn_name(self, ctx: RuleContext, at: cst.CSTNode) -> Optional[str]:
         """How this file spells `torch.nn` at the assignment: `nn`, `torch.nn`, `T.nn`."""
-        facts = ctx.facts
+        tree = ctx.facts.tree
         for candidate in ("nn", "torch.nn"):
-            if facts.qualname(ctx.expression(candidate), at=write.assign) == "torch.nn":
+            if tree.qualname(ctx.expression(candidate), at=at) == "torch.nn":
                 return candidate
-        if facts.torch_name is not None:
-            return f"{facts.torch_name}.nn"
-        return None
-
-    @staticmethod
-    def _is_empty(value: cst.BaseExpression) -> bool:
-        return isinstance(value, cst.List) and not value.elements
+        torch = ctx.facts.devices.torch_alias()
+        return f"{torch}.nn" if torch is not None else None

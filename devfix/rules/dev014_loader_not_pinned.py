@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, List
 
 import libcst as cst
 
-from devfix.edits import Replace
+from devfix.analysis.datasets import LoaderPlan
+from devfix.analysis.values import Place
+from devfix.edits import Edit, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword
+from devfix.rules.common import add_keyword, keyword
 
 
 class LoaderNotPinned(Rule):
@@ -43,7 +45,7 @@ for x, y in loader:
             "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n"
             "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(2, 1).to(device)\n"
             "loader = DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2, pin_memory=True)\n"
-            "for (x,) in loader:\n    x = x.to(device)\n    print(model(x))\n",
+            "for (x,) in loader:\n    x = x.to(device, non_blocking=True)\n    print(model(x))\n",
         ),
     )
     valid = (
@@ -57,10 +59,27 @@ for x, y in loader:
         facts = ctx.facts
         if facts.dataset_placement != "pinned":
             return
-        for site in facts.loader_sites:
-            if site.pin_arg is not None or site.spread or site.add_pin or site.on_device_after or site.escapes:
+        for plan in sorted(facts.loader_plans.values(), key=lambda p: facts.tree.order(p.call)):
+            if plan.info.pin is not None or plan.info.spread or plan.add_pin or plan.on_device_after or plan.info.collate:
                 continue
-            if not site.loops or not all(batch.moved and not batch.needs_transfer for batch in site.loops):
+            transfers = self._transfers(ctx, plan)
+            if not transfers:
                 continue
-            message = "this DataLoader's batches are moved to the device but it does not pin memory; `pin_memory=True` makes the copies faster"
-            yield self.finding(site.call, message, [Replace(site.call, add_keyword(site.call, "pin_memory", cst.Name("True")))])
+            edits: List[Edit] = [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))]
+            edits += [Replace(call, add_keyword(call, "non_blocking", cst.Name("True"))) for call in transfers if keyword(call, "non_blocking") is None]
+            message = ("this DataLoader's batches are moved to the device but it does not pin memory; "
+                       "`pin_memory=True` and `non_blocking=True` transfers let the copies overlap with compute")
+            yield self.finding(plan.call, message, edits)
+
+    @staticmethod
+    def _transfers(ctx: RuleContext, plan: LoaderPlan) -> List[cst.Call]:
+        """The loop's own `.to(device)` / `.cuda()` of this loader's batches."""
+        program = ctx.facts.program
+        key = id(plan.call)
+        found = []
+        for call, receiver, place in program.tensor_moves:
+            if place is not Place.DEVICE or call in found:
+                continue
+            if any(o.kind == "batch" and o.source == key for o in receiver.origins):
+                found.append(call)
+        return found

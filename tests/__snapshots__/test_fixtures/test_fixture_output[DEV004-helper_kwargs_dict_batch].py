@@ -28,7 +28,7 @@ def train(model, dataloader, optimizer):
     device = next(model.parameters()).device
     model.train()
     for step, batch in enumerate(dataloader):
-        batch = {key: value.to(device) for key, value in batch.items()}
+        batch = {key: value.to(device, non_blocking=True) for key, value in batch.items()}
         loss, _ = model(**batch)
         optimizer.zero_grad()
         loss.backward()
@@ -41,7 +41,7 @@ def main():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = Classifier().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    train(model, DataLoader(TokenDataset(), batch_size=4, shuffle=True), optimizer)
+    train(model, DataLoader(TokenDataset(), batch_size=4, shuffle=True, pin_memory=True), optimizer)
 
 
 if __name__ == "__main__":

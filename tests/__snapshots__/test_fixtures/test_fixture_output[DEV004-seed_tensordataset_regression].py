@@ -12,7 +12,8 @@ y = torch.randn(256, 1)
 dataset = TensorDataset(X, y)
 model = nn.Linear(10, 1)
 
-model.to(device)
+if torch.cuda.is_available():
+    model.cuda()
 
 train_loader = DataLoader(dataset, batch_size=32, pin_memory=True)
 optimizer = optim.SGD(model.parameters(), lr=0.01)

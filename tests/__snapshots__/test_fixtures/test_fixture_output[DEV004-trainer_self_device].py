@@ -15,7 +15,7 @@ class Trainer:
     def train_epoch(self):
         self.model.train()
         for x, y in self.train_loader:
-            x, y = x.to(self.device), y.to(self.device)
+            x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
             self.optimizer.zero_grad()
             loss = self.criterion(self.model(x), y)
             loss.backward()
@@ -27,12 +27,12 @@ class Trainer:
         total = 0.0
         with torch.no_grad():
             for x, y in self.val_loader:
-                x, y = x.to(self.device), y.to(self.device)
+                x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
                 total += self.criterion(self.model(x), y).item()
         return total / len(self.val_loader)
 
 
 data = TensorDataset(torch.randn(24, 5), torch.randn(24, 1))
-trainer = Trainer(nn.Linear(5, 1), DataLoader(data, batch_size=8), DataLoader(data, batch_size=12))
+trainer = Trainer(nn.Linear(5, 1), DataLoader(data, batch_size=8, pin_memory=True), DataLoader(data, batch_size=12, pin_memory=True))
 for epoch in range(2):
     print(trainer.train_epoch(), trainer.validate())

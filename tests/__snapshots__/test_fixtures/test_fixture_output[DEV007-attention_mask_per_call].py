@@ -17,7 +17,7 @@ class TinyDecoder(nn.Module):
     def forward(self, idx):
         b, t = idx.size()
         positions = torch.arange(0, t, dtype=torch.long, device=idx.device).unsqueeze(0)
-        x = self.tok(idx) * torch.sqrt(torch.tensor(float(self.d_model), device=idx.device)) + self.pos(positions)
+        x = self.tok(idx) * torch.sqrt(torch.tensor(float(self.d_model))) + self.pos(positions)
         causal = torch.triu(torch.full((t, t), float("-inf"), device=idx.device), diagonal=1)
         y, _ = self.attn(x, x, x, attn_mask=causal)
         return self.head(y + torch.tensor([0.5], device=idx.device))

@@ -17,8 +17,8 @@ class SinusoidalEncoder(nn.Module):
     def forward(self, tokens):
         x = self.embed(tokens)
         seq_len = tokens.size(1)
-        position = torch.arange(seq_len, dtype=torch.float, device=tokens.device).unsqueeze(1)
-        div_term = torch.exp(torch.arange(0, self.d_model, 2, device=tokens.device).float() * (-math.log(10000.0) / self.d_model))
+        position = torch.arange(seq_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, self.d_model, 2).float() * (-math.log(10000.0) / self.d_model))
         pe = torch.zeros(seq_len, self.d_model, device=tokens.device)
         pe[:, 0::2] = torch.sin(position * div_term)
         pe[:, 1::2] = torch.cos(position * div_term)

@@ -9,7 +9,7 @@ model = nn.Linear(8, 2).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train_loader = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=8, shuffle=True, pin_memory=True)
 for x, y in train_loader:
-    x, y = x.to(device), y.to(device)
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
     loss = nn.functional.cross_entropy(model(x), y)
     optimizer.zero_grad()
     loss.backward()

@@ -1,3 +1,4 @@
+# devfix: --extend-select=DEV015
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,885 @@
+"""What calls, attributes, subscripts and operators do to places: the semantics of the
+vocabulary in `torch_api.py`, applied by the evaluator (`evaluate.Frame`).
+
+Each function takes the frame evaluating the expression, records meetings on the program
+(`program.meet`), and returns the `Value` of the expression. A call the analysis cannot see
+into returns UNKNOWN, and any module handed to it may have been moved there (`escape`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from devfix.analysis import torch_api as api
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, derived, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.evaluate import Frame
+
+Args = List[Tuple[cst.Arg, Value]]
+
+
+# -- small builders ----------------------------------------------------------------------------
+def struct(items=None, keys=None, element: Optional[Value] = None) -> Value:
+    """A tuple, list or dict. Its place is where its tensors live: a sample index or a label
+    string next to the tensors of a batch says nothing about the batch's device."""
+    values = list(items or ()) + [v for _, v in keys or ()]
+    tensors = [v for v in values if v.kind in (Kind.TENSOR, Kind.STRUCT)] or values
+    if element is None and values:
+        element = tensors[0]
+        for value in tensors[1:]:
+            element = join(element, value)
+    if values:
+        place = Place.NONE
+        origins: frozenset = frozenset()
+        for value in tensors:
+            place = place.join(value.place)
+            origins = origins | value.origins
+        if place is Place.UNKNOWN:
+            origins = frozenset()
+    else:
+        place = element.place if element is not None else Place.UNKNOWN
+        origins = element.origins if element is not None else frozenset()
+    return Value(Kind.STRUCT, place, origins, items=items, keys=keys, element=element)
+
+
+def string_of(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes: unknown
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def formatted(left: Value, right: Value) -> Value:
+    """`"cuda:%d" % args.gpu`: still a device string."""
+    return left
+
+
+def entered(value: Value) -> Value:
+    """The value a `with` statement binds: `with open(f) as fh`, `with torch.no_grad()`."""
+    return value if value.kind in (Kind.TENSOR, Kind.MODULE, Kind.STRUCT) else UNKNOWN
+
+
+def is_no_grad_context(frame: "Frame", node: cst.BaseExpression, value: Value) -> bool:
+    qual = value.qual
+    if isinstance(node, cst.Call):
+        qual = frame.program.values.get(id(node.func), UNKNOWN).qual
+        if qual == "torch.set_grad_enabled":
+            return bool(node.args) and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"
+    return qual in api.NO_GRAD_CONTEXTS and qual != "torch.set_grad_enabled"
+
+
+def _args(frame: "Frame", call: cst.Call) -> Args:
+    return [(arg, frame.expr(arg.value)) for arg in call.args]
+
+
+def _keyword(args: Args, name: str) -> Optional[Tuple[cst.Arg, Value]]:
+    for arg, value in args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
+    return None
+
+
+def _positional(args: Args) -> List[Tuple[cst.Arg, Value]]:
+    return [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
+
+
+def _tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:
+    """Tensor operands among arguments, list/tuple items (`torch.cat([a, b])`) included."""
+    found = []
+    for arg, value in args:
+        if value.kind is Kind.TENSOR:
+            found.append((arg.value, value))
+        elif value.kind is Kind.STRUCT and isinstance(arg.value, (cst.List, cst.Tuple)):
+            for element in arg.value.elements:
+                item = frame.program.values.get(id(element.value))
+                if item is not None and item.kind is Kind.TENSOR:
+                    found.append((element.value, item))
+        elif value.kind is Kind.STRUCT and value.element is not None and value.element.kind is Kind.TENSOR:
+            found.append((arg.value, value.element))
+    return found
+
+
+def _escape_all(frame: "Frame", args: Args) -> None:
+    for _, value in args:
+        frame.escape(value)
+
+
+# -- attributes ----------------------------------------------------------------------------------
+def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
+    name = node.attr.value
+    if base.qual is not None:
+        qual = f"{base.qual}.{name}"
+        if qual in api.CUDA_TENSOR_TYPES:
+            return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard")
+        if qual in api.CPU_TENSOR_TYPES:
+            return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant")
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)
+    program = frame.program
+    if base.kind is Kind.TENSOR:
+        if name in ("data", "T", "mT", "H", "real", "imag", "grad"):
+            return replace(base, grad=False, member=False) if name in ("data", "grad") else replace(base, member=False)
+        if name == "device":
+            return Value(Kind.DEVICE, base.place, base.origins, flag="relative")
+        if name == "is_cuda":
+            return replace(HOST, truth=True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), flag="available")
+        if name in api.NON_TENSOR_ATTRIBUTES:
+            return HOST
+        if base.member:
+            return base  # `model.fc.weight`: lives with the module
+        return UNKNOWN
+    if base.kind is Kind.MODULE:
+        return program.module_attribute(frame, base, name, node)
+    if base.kind is Kind.DEVICE:
+        if name == "type":
+            place = base.place
+            text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else None)
+            return replace(HOST, text=text, flag=base.flag)
+        return HOST
+    if base.kind is Kind.DATASET and base.cls is not None:
+        return program.instance_attribute(frame, base, name, node)
+    if base.kind is Kind.LOADER:
+        if name == "dataset":
+            return Value(Kind.DATASET, base.element.place if base.element is not None else Place.UNKNOWN)
+        return HOST if name in ("batch_size", "num_workers") else UNKNOWN
+    if base.kind is Kind.STRUCT and base.element is not None:
+        program.note_access(base, "attr")
+        return UNKNOWN
+    if base.kind is Kind.OTHER:
+        known = base.attr(name)
+        if known is not None:
+            return known
+        return program.instance_attribute(frame, base, name, node)
+    return UNKNOWN
+
+
+# -- subscripts ----------------------------------------------------------------------------------
+def subscript(frame: "Frame", node: cst.Subscript, base: Value) -> Value:
+    indices = []
+    sliced = False
+    for element in node.slice:
+        if isinstance(element.slice, cst.Index):
+            indices.append((element.slice.value, frame.expr(element.slice.value)))
+        else:
+            sliced = True
+            for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                if part is not None:
+                    frame.expr(part)
+    if base.kind is Kind.TENSOR:
+        for index_node, index in indices:
+            if index.kind is Kind.TENSOR and not index.scalar:
+                frame.program.meet(node, "index", [(node.value, base), (index_node, index)])
+        if sliced and base.place is Place.CPU and frame.loops and not base.member and not frame.program.made_in(base, frame.loops[-1]):
+            # a batch sliced from data made before the loop: moved where it is sliced
+            origin = Origin("slice", node, loop=frame.loops[-1])
+            return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), grad=base.grad)
+        return replace(base, member=False, scalar=False)
+    if base.kind is Kind.STRUCT:
+        if len(indices) == 1 and not sliced:
+            key_node, key = indices[0]
+            if base.items is not None and isinstance(key_node, cst.Integer):
+                position = int(key_node.value, 0)
+                if -len(base.items) <= position < len(base.items):
+                    frame.program.note_access(base, "index")
+                    return base.items[position]
+            text = string_of(key_node)
+            if text is not None:
+                frame.program.note_access(base, "key")
+                for name, value in base.keys or ():
+                    if name == text:
+                        return value
+            else:
+                frame.program.note_access(base, "index")
+        else:
+            frame.program.note_access(base, "index")
+        if sliced:
+            return base
+        return base.element if base.element is not None else UNKNOWN
+    if base.kind is Kind.LOADER:
+        return UNKNOWN
+    if base.kind is Kind.MODULE:
+        return program_member(base)  # `model[0]` of an nn.Sequential
+    if base.kind is Kind.HOST:
+        return HOST
+    return UNKNOWN
+
+
+def program_member(module: Value) -> Value:
+    """A layer, parameter or buffer of a module whose class the analysis does not know."""
+    if module.place is Place.UNKNOWN:
+        return UNKNOWN
+    return Value(Kind.TENSOR, module.place, module.origins, member=True, grad=True)
+
+
+# -- operators -------------------------------------------------------------------------------------
+def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, left_node, right_node) -> Value:
+    left, right = _number(left), _number(right)
+    if left.kind is Kind.TENSOR and right.kind is Kind.TENSOR:
+        if isinstance(getattr(node, "operator", None), cst.MatrixMultiply) or not (left.scalar or right.scalar):
+            frame.program.meet(node, "op", [(left_node, left), (right_node, right)])
+        return derived(Kind.TENSOR, [left, right], grad=(left.grad or right.grad) and not frame.no_grad)
+    if left.kind is Kind.TENSOR:
+        return replace(left, member=False, scalar=left.scalar and right.kind is Kind.HOST)
+    if right.kind is Kind.TENSOR:
+        return replace(right, member=False, scalar=right.scalar and left.kind is Kind.HOST)
+    if left.kind is Kind.HOST and right.kind is Kind.HOST:
+        if left.text is not None and isinstance(getattr(node, "operator", None), cst.Add):
+            return replace(HOST, text=left.text + (right.text or ""))
+        return HOST
+    if left.kind is Kind.STRUCT and right.kind is Kind.STRUCT:
+        return struct(element=join(left.element, right.element) if left.element and right.element else None)
+    return UNKNOWN
+
+
+def _number(value: Value) -> Value:
+    """`math.pi`, `np.e`, a constant of an imported module: a host number."""
+    return HOST if value.kind is Kind.OTHER and value.qual is not None and not value.qual.startswith("torch.") else value
+
+
+def compare(frame: "Frame", node: cst.Comparison, values: List[Value]) -> Value:
+    """Comparisons: tensors meet (`pred == y`); device checks give a truth on the GPU run."""
+    operands = [node.left, *[t.comparator for t in node.comparisons]]
+    tensors = [(n, v) for n, v in zip(operands, values) if v.kind is Kind.TENSOR]
+    if len(tensors) >= 2 and not any(v.scalar for _, v in tensors):
+        frame.program.meet(node, "op", tensors)
+    if tensors:
+        return derived(Kind.TENSOR, [v for _, v in tensors], grad=False)
+    if len(values) == 2 and values[0].text == "#gpus":
+        return _gpu_count_test(node)
+    return _device_test(node, values)
+
+
+def _gpu_count_test(node: cst.Comparison) -> Value:
+    """`torch.cuda.device_count() > 0` holds on a machine with one GPU; `> 1` may not."""
+    comparator = node.comparisons[0].comparator
+    if not isinstance(comparator, cst.Integer):
+        return HOST
+    count, limit = 1, int(comparator.value, 0)
+    operator = node.comparisons[0].operator
+    checks = {cst.GreaterThan: count > limit, cst.GreaterThanEqual: count >= limit, cst.Equal: count == limit,
+              cst.NotEqual: count != limit, cst.LessThan: count < limit, cst.LessThanEqual: count <= limit}
+    result = checks.get(type(operator))
+    if result is None or (result and limit > 0 and type(operator) in (cst.Equal,)):
+        return HOST
+    if limit >= 1 and type(operator) in (cst.GreaterThan, cst.GreaterThanEqual) and not result:
+        return HOST  # more than one GPU: the program may run on either kind of machine
+    return replace(HOST, truth=result, flag="available")
+
+
+def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
+    """`device.type == "cuda"`, `device != "cpu"`, `args.gpu is not None`, `n_gpu > 0`."""
+    if len(node.comparisons) != 1:
+        return HOST
+    left, right = values
+    operator = node.comparisons[0].operator
+    equal = isinstance(operator, (cst.Equal, cst.Is, cst.In))
+    unequal = isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn))
+    for this, other in ((left, right), (right, left)):
+        place = None
+        if this.kind is Kind.DEVICE:
+            place = this.place
+        elif this.kind is Kind.HOST and this.text in ("cuda", "cpu") and other.text is None:
+            continue
+        if this.kind is Kind.HOST and this.text is not None and this.text.split(":")[0] in ("cuda", "cpu") and other.kind is Kind.HOST and other.text is not None:
+            place = Place.DEVICE if other.text.split(":")[0] == "cuda" else Place.CPU
+            this = replace(this, text=other.text) if False else this
+            said = this.text.split(":")[0]
+            is_cuda = (place is Place.DEVICE) == (said == "cuda")
+            truth = is_cuda if equal else (not is_cuda if unequal else None)
+            return replace(HOST, truth=truth, flag=other.flag or this.flag)
+        if place is not None and other.kind is Kind.HOST and other.text is not None:
+            said = other.text.split(":")[0]
+            if place is Place.UNKNOWN or said not in ("cuda", "cpu"):
+                return HOST
+            is_cuda = (place is Place.DEVICE) == (said == "cuda")
+            truth = is_cuda if equal else (not is_cuda if unequal else None)
+            return replace(HOST, truth=truth, flag=this.flag)
+    if left.flag in ("choice", "available") and isinstance(operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)):
+        return replace(HOST, truth=left.truth if left.truth is not None else True, flag=left.flag)
+    if left.flag in ("choice", "available") and isinstance(operator, (cst.Is, cst.LessThan, cst.Equal)) and left.truth is not None:
+        return replace(HOST, truth=None, flag=left.flag)
+    return HOST
+
+
+def comprehension(frame: "Frame", node) -> Value:
+    """`[t.to(device) for t in batch]`, `{k: v.to(device) for k, v in batch.items()}`."""
+    program = frame.program
+    saved = frame.snapshot()
+    comp_for = node.for_in
+    while comp_for is not None:
+        iterable = frame.expr(comp_for.iter)
+        frame.bind(comp_for.target, iterate(frame, iterable, comp_for), comp_for)
+        for condition in comp_for.ifs:
+            frame.expr(condition.test)
+        comp_for = comp_for.inner_for_in
+    if isinstance(node, cst.DictComp):
+        frame.expr(node.key)
+        element = frame.expr(node.value)
+    else:
+        element = frame.expr(node.elt)
+    frame.restore(saved)
+    program.values[id(node)] = struct(element=element)
+    return struct(element=element)
+
+
+# -- iteration ------------------------------------------------------------------------------------------
+def iterate(frame: "Frame", iterable: Value, loop: cst.CSTNode) -> Value:
+    """The value each iteration binds."""
+    if iterable.kind is Kind.LOADER:
+        if iterable.obj is not None:
+            frame.program.loaders_iterated.add(iterable.obj)
+        element = iterable.element if iterable.element is not None else UNKNOWN
+        return batch_of(element, iterable.obj)
+    if iterable.kind is Kind.STRUCT:
+        return iterable.element if iterable.element is not None else UNKNOWN
+    if iterable.kind is Kind.TENSOR:
+        return replace(iterable, member=False)
+    if iterable.kind is Kind.MODULE:
+        return Value(Kind.MODULE, iterable.place, iterable.origins)  # layers of a container
+    if iterable.kind is Kind.HOST:
+        return HOST
+    return UNKNOWN
+
+
+def batch_of(element: Value, source: Optional[int]) -> Value:
+    """What one iteration over a loader yields: CPU tensors carry a "batch" origin naming the
+    loader; the loop (or unpacking) that binds them names the variable the fix moves."""
+    if element.place is not Place.CPU:
+        return element
+    origin = Origin("batch", element_marker, source=source)
+    items = tuple(batch_of(item, source) if item.kind in (Kind.TENSOR, Kind.STRUCT) else item for item in element.items) if element.items is not None else None
+    keys = tuple((k, batch_of(v, source) if v.kind in (Kind.TENSOR, Kind.STRUCT) else v) for k, v in element.keys) if element.keys else None
+    inner = batch_of(element.element, source) if element.element is not None and element.element is not element else element.element
+    return replace(element, origins=frozenset({origin}), items=items, keys=keys, element=inner)
+
+
+element_marker = cst.Name("batch")  # the node of a batch origin not yet bound to a variable
+
+
+# -- calls -----------------------------------------------------------------------------------------------
+def call(frame: "Frame", node: cst.Call) -> Value:
+    func = node.func
+    program = frame.program
+    if isinstance(func, cst.Attribute):
+        receiver = frame.expr(func.value)
+        if receiver.qual is not None:
+            callee = attribute(frame, func, receiver)
+            program.values[id(func)] = callee
+            return _qualified(frame, node, callee, _args(frame, node))
+        args = _args(frame, node)
+        if receiver.cls is not None and program.defines(receiver, func.attr.value):
+            # `self.model(x)`, `trainer.fit()`: call what the attribute holds
+            member = attribute(frame, func, receiver)
+            program.values[id(func)] = member
+            if member.ref is not None:
+                return program.call_local(frame, node, member, args)
+            if member.kind is Kind.MODULE:
+                return module_call(frame, node, member, args)
+            if member.kind is Kind.TENSOR and member.member:
+                return module_call(frame, node, Value(Kind.MODULE, member.place, member.origins), args)
+        else:
+            program.values[id(func)] = UNKNOWN
+        return method(frame, node, receiver, func.attr.value, args)
+    callee = frame.expr(func)
+    args = _args(frame, node)
+    if callee.qual is not None or callee.kind is Kind.DEVICE:
+        return _qualified(frame, node, callee, args)
+    if callee.ref is not None:
+        return program.call_local(frame, node, callee, args)
+    if callee.kind in (Kind.OTHER, Kind.DATASET) and callee.cls is not None and program.defines(callee, "__call__"):
+        return program.call_method(frame, node, callee, "__call__", args)  # `predictor(image)`
+    if isinstance(func, cst.Name):
+        imported = program.imported_as(func.value, frame.scope)
+        if any(q in api.ITERATION_WRAPPERS for q in imported) and args:
+            return args[0][1]  # `tqdm` imported with a local fallback: either way, the same items
+        host = next((q for q in imported if api.is_host_library(q)), None)
+        if host is not None:  # `accuracy_score` from scikit-learn, or a NumPy fallback: host data either way
+            tensors = [(a.value, v) for a, v in args if v.kind is Kind.TENSOR]
+            if tensors:
+                program.meet(node, "host", tensors, detail=host)
+            return HOST
+    if callee.kind is Kind.MODULE:
+        return module_call(frame, node, callee, args)
+    if callee.kind is Kind.TENSOR and callee.member:
+        return module_call(frame, node, Value(Kind.MODULE, callee.place, callee.origins), args)
+    if isinstance(func, cst.Name) and func.value in ("Variable",):
+        return args[0][1] if args else UNKNOWN
+    _escape_all(frame, args)
+    return UNKNOWN
+
+
+def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Value:
+    """Calls of imported names, resolved: `torch.zeros`, `nn.Linear`, `DataLoader`, `np.mean`."""
+    program = frame.program
+    qual = callee.qual or ""
+    if callee.kind is Kind.DEVICE:
+        # `torch.cuda.FloatTensor(...)`, `Tensor(...)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`
+        program.cuda_constructs.append(node) if callee.flag == "hard" and callee.qual else None
+        origin = Origin("cuda-type" if callee.place is Place.DEVICE else "host", node)
+        return Value(Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset())
+    if qual in api.LOADS:
+        return program.load(frame, node, args)
+    if qual in api.SAVES:
+        program.saves.append((node, args[0][1] if args else UNKNOWN))
+        return HOST
+    function = api.torch_function(qual)
+    if function is not None:
+        return _torch_function(frame, node, function, args)
+    functional = api.functional_name(qual)
+    if functional is not None:
+        return _functional(frame, node, functional, args)
+    layer = api.nn_class(qual)
+    if layer is not None:
+        return program.construct_layer(frame, node, qual, layer, args)
+    if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
+        value = args[0][1] if args else UNKNOWN
+        return replace(value, grad=True) if value.kind is Kind.TENSOR else UNKNOWN
+    if qual in api.WRAPPERS:
+        return program.wrap(frame, node, qual, args)
+    if qual in api.PLACING_WRAPPERS:
+        _escape_all(frame, args)
+        return Value(Kind.MODULE, Place.UNKNOWN)
+    if qual in api.DATALOADERS:
+        return program.loader(frame, node, args)
+    if qual in api.TENSOR_DATASETS:
+        items = tuple(value for arg, value in args if arg.keyword is None and not arg.star)
+        program.datasets[id(node)] = (node, args)
+        return Value(Kind.DATASET, derived(Kind.TENSOR, items).place if items else Place.CPU, element=struct(items=items), obj=id(node))
+    if api.is_model_factory(qual):
+        return program.construct(frame, node, neutral=False, place=_device_keyword(args))
+    if api.is_optimizer(qual):
+        return program.optimizer(frame, node, qual, args)
+    if qual in api.ITERATION_WRAPPERS and args and not args[0][0].keyword:
+        return args[0][1]  # `tqdm(loader)`: yields what the loader yields
+    if qual in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+        return args[0][1] if args else UNKNOWN
+    if qual.startswith("torch.cuda.") or qual.startswith("torch.backends.") or qual.startswith("torch.accelerator."):
+        return _cuda_query(frame, node, qual, args)
+    if qual in ("argparse.ArgumentParser",):
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=None, flag="parser")
+    if api.is_host_library(qual):
+        tensors = [(a.value, v) for a, v in args if v.kind is Kind.TENSOR]
+        if tensors:
+            program.meet(node, "host", tensors, detail=qual)
+        return HOST
+    if qual.startswith("builtins."):
+        return _builtin(frame, node, qual[9:], args)
+    if qual.startswith("torch.") and not api.is_self_placing(qual):
+        return _other_torch(frame, node, qual, args)
+    _escape_all(frame, args)
+    return UNKNOWN
+
+
+def _device_keyword(args: Args) -> Place:
+    found = _keyword(args, "device")
+    if found is None:
+        return Place.CPU
+    return _target_place(found[1], found[0].value)
+
+
+def _target_place(value: Value, node: cst.CSTNode) -> Place:
+    """The place a device argument names: a device value, a string, a tensor's device."""
+    if value.kind is Kind.DEVICE:
+        return value.place
+    if value.kind is Kind.HOST:
+        if value.text is not None:
+            named = api.device_string_place(value.text)
+            return Place.DEVICE if named == "device" else (Place.CPU if named == "cpu" else Place.UNKNOWN)
+        if isinstance(node, cst.Integer):
+            return Place.DEVICE  # `.cuda(0)`, `.to(0)`
+        if isinstance(node, cst.Name) and node.value == "None":
+            return Place.NONE
+    return Place.UNKNOWN
+
+
+def _device_flag(value: Value, node: cst.CSTNode) -> str:
+    if value.kind is Kind.DEVICE and value.flag:
+        return value.flag
+    if value.kind is Kind.HOST and value.text is not None:
+        return "hard" if api.device_string_place(value.text) == "device" else "constant"
+    return "unknown"
+
+
+def _torch_function(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value:
+    program = frame.program
+    if function in api.FACTORIES or function in api.SCALAR_FACTORIES:
+        return _factory(frame, node, function, args)
+    if function in api.FROM_HOST:
+        data = args[0][1] if args else HOST
+        if data.kind is Kind.TENSOR:
+            return replace(data, member=False)
+        place = _device_keyword(args)
+        if place is not Place.CPU:
+            return Value(Kind.TENSOR, place)
+        origin = Origin("host", node, loop=frame.loops[-1] if frame.loops else None)
+        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}))
+    if function in api.LIKE_FACTORIES:
+        like = args[0][1] if args else UNKNOWN
+        device = _keyword(args, "device")
+        if device is not None:
+            return Value(Kind.TENSOR, _target_place(device[1], device[0].value))
+        return replace(like, grad=False, member=False) if like.kind is Kind.TENSOR else UNKNOWN
+    if function == "device":
+        return _device(frame, node, args)
+    if function in ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled"):
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=f"torch.{function}")
+    if function in ("is_tensor", "numel", "manual_seed", "set_default_dtype", "get_default_dtype", "save"):
+        return HOST
+    if function == "set_default_tensor_type" or function == "set_default_device":
+        program.default_device_changed = True
+        return HOST
+    return _other_torch(frame, node, f"torch.{function}", args)
+
+
+def _factory(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value:
+    """`torch.zeros(...)`: a new tensor on the CPU unless `device=` says otherwise."""
+    if any(arg.star for arg, _ in args):
+        return UNKNOWN
+    device = _keyword(args, "device")
+    grad = _keyword(args, "requires_grad") is not None
+    if device is not None:
+        place = _target_place(device[1], device[0].value)
+        origins = device[1].origins if place is Place.DEVICE else frozenset()
+        return Value(Kind.TENSOR, place, origins, grad=grad)
+    if frame.program.default_device_changed:
+        return UNKNOWN
+    positional = _positional(args)
+    if function in api.SCALAR_FACTORIES and positional:
+        data = positional[0][1]
+        if data.kind is Kind.TENSOR:
+            return replace(data, member=False)
+        if data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp)):
+            return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node)}), scalar=True)
+    loop = frame.loops[-1] if frame.loops else None
+    return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node, loop=loop)}), grad=grad)
+
+
+def _device(frame: "Frame", node: cst.Call, args: Args) -> Value:
+    """`torch.device(...)`: where it points on a GPU machine, and how it was chosen."""
+    positional = _positional(args)
+    if not positional:
+        return Value(Kind.DEVICE, Place.UNKNOWN)
+    arg, value = positional[0]
+    if value.kind is Kind.DEVICE:
+        if value.place is Place.DEVICE and not value.origins:
+            return replace(value, origins=frozenset({Origin("move", node, device=node, note=value.flag or "unknown")}))
+        return value
+    place = _target_place(value, arg.value)
+    if place is Place.NONE:
+        place = Place.UNKNOWN
+    flag = value.flag if value.flag in ("available", "choice") else _device_flag(value, arg.value)
+    if len(positional) > 1 and place is Place.UNKNOWN and value.text is not None:
+        place = Place.DEVICE if api.device_string_place(value.text) == "device" else place
+    origins = frozenset({Origin("move", node, device=node, note=flag)}) if place is Place.DEVICE else frozenset()
+    return Value(Kind.DEVICE, place, origins, flag=flag)
+
+
+def _functional(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
+    """`F.cross_entropy(out, y)`, `F.relu(x)`, `F.embedding(ids, weight)`: tensors meet."""
+    if name == "pack_padded_sequence":
+        positional = _positional(args)
+        lengths = _keyword(args, "lengths") or (positional[1] if len(positional) > 1 else None)
+        if lengths is not None and lengths[1].kind is Kind.TENSOR:
+            frame.program.meet(lengths[0].value, "host", [(lengths[0].value, lengths[1])], detail="pack_padded_sequence lengths")
+        data = positional[0][1] if positional else UNKNOWN
+        return replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
+    tensors = _tensors(frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "target", "weight", "other")])
+    if name in ("embedding", "one_hot"):
+        if len(tensors) >= 2 and name == "embedding":
+            frame.program.meet(node, "index", [tensors[1], tensors[0]])
+    elif len([t for t in tensors if not t[1].scalar]) >= 2:
+        frame.program.meet(node, "op", tensors)
+    if not tensors:
+        return UNKNOWN
+    return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False)
+
+
+PAIRED_REDUCTIONS = frozenset({"max", "min", "median", "mode", "topk", "sort", "kthvalue"})
+
+
+def _pairs(value: Value) -> Value:
+    """`torch.max(x, 1)`, `x.topk(k)`, `x.sort()`: (values, indices) — indices need no grad."""
+    if value.kind is not Kind.TENSOR:
+        return value
+    indices = replace(value, grad=False)
+    return Value(Kind.STRUCT, value.place, value.origins, items=(value, indices), element=value)
+
+
+def _other_torch(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
+    """Any other torch function: its tensor arguments meet; the result lives with them."""
+    name = qual.split(".")[-1]
+    result = _torch_result(frame, node, qual, name, args)
+    along_dim = len(_positional(args)) > 1 or _keyword(args, "dim") is not None
+    if name in PAIRED_REDUCTIONS and (along_dim or name in ("topk", "sort", "kthvalue")):
+        return _pairs(result)
+    return result
+
+
+def _torch_result(frame: "Frame", node: cst.Call, qual: str, name: str, args: Args) -> Value:
+    if qual.startswith("torch.nn.utils.rnn.") and name == "pack_padded_sequence":
+        return _functional(frame, node, name, args)
+    if qual.startswith("torch.nn.utils.") or qual.startswith("torch.nn.init.") or qual.startswith("torch.utils.") and "data" not in qual:
+        return UNKNOWN
+    tensors = _tensors(frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "other", "out")])
+    if not tensors:
+        return UNKNOWN if any(v.kind is not Kind.HOST for _, v in args) else HOST
+    if name in api.INDEXING and len(tensors) >= 2:
+        frame.program.meet(node, "index", tensors[:2])
+    elif (name in api.COMBINING or qual.count(".") == 1) and len([t for t in tensors if not t[1].scalar]) >= 2:
+        frame.program.meet(node, "op", tensors)
+    grad = None if not frame.no_grad and name not in api.NO_GRAD_RESULTS else False
+    scalar = all(v.scalar for _, v in tensors)  # `torch.sqrt(torch.tensor(2.0 / math.pi))` is still 0-dim
+    return derived(Kind.TENSOR, [v for _, v in tensors], grad=grad, scalar=scalar)
+
+
+def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
+    """`torch.cuda.is_available()` is true on a GPU machine; other torch.cuda calls are CUDA-only."""
+    if qual == "torch.cuda.device_count":
+        return replace(HOST, truth=True, flag="available", text="#gpus")  # one GPU: see `_gpu_count_test`
+    if qual in api.AVAILABILITY_CHECKS:
+        return replace(HOST, truth=True, flag="available")
+    if qual == "torch.cuda.set_device":
+        frame.program.cuda_constructs.append(node)
+    return HOST
+
+
+def _builtin(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
+    values = [v for _, v in args]
+    if name in ("enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "filter", "map"):
+        if name == "enumerate" and values:
+            return struct(element=struct(items=(HOST, iterate(frame, values[0], node))))
+        if name == "zip":
+            return struct(element=struct(items=tuple(iterate(frame, v, node) for v in values)))
+        if name == "iter" and values and values[0].kind is Kind.LOADER:
+            return values[0]
+        if values:
+            source = values[0]
+            if source.kind is Kind.LOADER:
+                return source
+            return struct(element=iterate(frame, source, node)) if source.kind in (Kind.STRUCT, Kind.TENSOR, Kind.MODULE) else UNKNOWN
+        return struct()
+    if name == "next" and values:
+        return iterate(frame, values[0], node)  # `x, y = next(it)` over `it = iter(loader)`: a batch
+    if name in ("len", "int", "float", "str", "bool", "print", "isinstance", "hasattr", "repr", "format", "range", "round", "abs"):
+        return HOST
+    if name in ("sum", "max", "min") and values and values[0].kind is Kind.STRUCT:
+        element = values[0].element
+        return element if element is not None and element.kind is Kind.TENSOR else HOST
+    if name in ("getattr", "setattr", "vars", "globals", "locals", "eval", "exec"):
+        _escape_all(frame, args)
+        return UNKNOWN
+    if name in ("dict",):
+        return struct()
+    return UNKNOWN
+
+
+# -- method calls ------------------------------------------------------------------------------------------
+def method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+    program = frame.program
+    if receiver.kind is Kind.TENSOR:
+        if receiver.member and name not in api.SAME_PLACE_METHODS and name not in api.MOVE_METHODS and name not in ("cpu", "numpy", "type"):
+            return module_call(frame, node, Value(Kind.MODULE, receiver.place, receiver.origins), args)
+        return _tensor_method(frame, node, receiver, name, args)
+    if receiver.kind is Kind.MODULE:
+        return program.module_method(frame, node, receiver, name, args)
+    if receiver.kind is Kind.STRUCT:
+        return _struct_method(frame, node, receiver, name, args)
+    if receiver.kind is Kind.LOADER:
+        if name == "__iter__":
+            return receiver
+        return UNKNOWN
+    if receiver.kind is Kind.OTHER and receiver.flag == "parser":
+        return program.parser_method(frame, node, name, args)
+    if receiver.kind in (Kind.OTHER, Kind.DATASET) and receiver.cls is not None:
+        return program.call_method(frame, node, receiver, name, args)
+    if receiver.kind is Kind.HOST:
+        return HOST
+    if receiver.kind is Kind.OPTIMIZER:
+        return HOST
+    _escape_all(frame, args)
+    return UNKNOWN
+
+
+def move(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Tuple[Place, Optional[Origin]]:
+    """Where `.to(...)` / `.cuda()` / `.cpu()` puts its receiver (NONE: it does not move it)."""
+    guarded = frame.choice_guard > 0
+    if id(node) in frame.program.assume_unmoved:
+        return Place.NONE, None
+    if name == "cpu":
+        return Place.CPU, None
+    if name == "cuda":
+        positional = _positional(args)
+        if positional and not isinstance(positional[0][0].value, cst.Integer) and positional[0][1].kind is not Kind.DEVICE:
+            return Place.DEVICE, Origin("move", node, note="cuda-index", guarded=guarded)
+        return Place.DEVICE, Origin("move", node, note="hard", guarded=guarded)
+    if name == "type":
+        return _type_move(frame, node, args)
+    found = _keyword(args, "device")
+    positional = _positional(args)
+    target = found if found is not None else (positional[0] if positional else None)
+    if target is None:
+        return Place.NONE, None
+    arg, value = target
+    if value.kind is Kind.TENSOR:
+        return value.place, next(iter(value.origins), None) if value.place is Place.DEVICE else None
+    if value.qual is not None and api.is_dtype(value.qual):
+        return Place.NONE, None
+    place = _target_place(value, arg.value)
+    if place is Place.DEVICE:
+        return place, Origin("move", node, device=arg.value, note=_device_flag(value, arg.value), guarded=guarded)
+    return place, None
+
+
+def _type_move(frame: "Frame", node: cst.Call, args: Args) -> Tuple[Place, Optional[Origin]]:
+    """`x.type(Tensor)` with `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`."""
+    positional = _positional(args)
+    if not positional:
+        return Place.NONE, None
+    arg, value = positional[0]
+    if value.kind is Kind.DEVICE:
+        if value.place is Place.DEVICE:
+            return Place.DEVICE, Origin("move", node, device=None, note=value.flag or "type", guarded=frame.choice_guard > 0 or value.flag == "choice")
+        return value.place, None
+    if value.kind is Kind.HOST and value.text is not None:
+        return (Place.DEVICE if value.text.startswith("torch.cuda.") else Place.CPU), (
+            Origin("move", node, note="type") if value.text.startswith("torch.cuda.") else None)
+    if value.qual is not None and api.is_dtype(value.qual):
+        return Place.NONE, None
+    return Place.UNKNOWN, None
+
+
+def _tensor_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+    program = frame.program
+    if name in api.MOVE_METHODS or name in api.HOST_METHODS or name == "type":
+        if name == "type" and not args:
+            return HOST
+        place, origin = move(frame, node, receiver, name, args)
+        if place is Place.NONE:
+            return replace(receiver, member=False)
+        if place is Place.UNKNOWN:
+            return Value(Kind.TENSOR, Place.UNKNOWN, grad=receiver.grad)
+        origins = frozenset({origin}) if origin is not None else (frozenset({Origin("cpu", node)}) if place is Place.CPU else frozenset())
+        program.tensor_moves.append((node, receiver, place))
+        return replace(receiver, place=place, origins=origins, member=False, scalar=receiver.scalar)
+    if name == "numpy":
+        program.meet(node, "host", [(node.func.value, receiver)], detail="numpy")
+        return HOST
+    if name in api.HOST_VALUE_METHODS:
+        return HOST
+    if name == "type_as":
+        other = args[0][1] if args else UNKNOWN
+        return replace(receiver, place=other.place, origins=other.origins, member=False) if other.kind is Kind.TENSOR else UNKNOWN
+    if name == "copy_":
+        return receiver
+    tensors = [(a.value, v) for a, v in args if v.kind is Kind.TENSOR]
+    if name in ("index_select", "gather", "take", "take_along_dim", "masked_select") and tensors:
+        program.meet(node, "index", [(node.func.value, receiver), tensors[0]])
+    elif name in api.COMBINING_METHODS and tensors and not all(v.scalar for _, v in tensors) and not receiver.scalar:
+        program.meet(node, "op", [(node.func.value, receiver), *[t for t in tensors if not t[1].scalar]])
+    if name in PAIRED_REDUCTIONS and (args or name in ("topk", "sort", "kthvalue")):
+        return _pairs(replace(receiver, grad=receiver.grad and not frame.no_grad, member=False, scalar=False))
+    if name in api.SAME_PLACE_METHODS:
+        grad = receiver.grad and name not in api.NO_GRAD_RESULTS and not frame.no_grad
+        if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
+            return replace(receiver, grad=False, member=False, scalar=False)
+        return replace(receiver, grad=grad, member=False, scalar=receiver.scalar and name not in ("repeat", "expand", "unsqueeze", "view", "reshape"))
+    if name in ("backward", "register_hook", "retain_grad"):
+        return HOST
+    return UNKNOWN
+
+
+def _struct_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+    """Methods of tuples, lists, dicts and batches of unknown shape."""
+    program = frame.program
+    if name in ("items",):
+        program.note_access(receiver, "items")
+        return struct(element=struct(items=(HOST, receiver.element or UNKNOWN)))
+    if name in ("values",):
+        program.note_access(receiver, "items")
+        return struct(element=receiver.element or UNKNOWN)
+    if name in ("keys",):
+        return struct(element=HOST)
+    if name in ("get", "pop") and args:
+        text = string_of(args[0][0].value)
+        program.note_access(receiver, "key" if text is not None else "index")
+        for key, value in receiver.keys or ():
+            if key == text:
+                return value
+        return receiver.element or UNKNOWN
+    if name in ("append", "extend", "insert", "add") and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        added = args[-1][1] if args else UNKNOWN
+        if name == "extend":
+            added = added.element if added.kind is Kind.STRUCT and added.element is not None else UNKNOWN
+        element = join(receiver.element, added) if receiver.element is not None else added
+        frame.env[node.func.value.value] = struct(element=element)
+        return HOST
+    if name in api.MOVE_METHODS:
+        place, origin = move(frame, node, receiver, name, args)
+        if place is Place.NONE:
+            return receiver
+        element = Value(Kind.TENSOR, place, frozenset({origin}) if origin else frozenset())
+        program.note_access(receiver, "moved")
+        return Value(Kind.STRUCT, place, element.origins, element=element)
+    return UNKNOWN
+
+
+def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Value:
+    """`model(x)`: the tensors given to a module meet its weights; the output lives with it."""
+    program = frame.program
+    tensors = _call_tensors(frame, args)
+    if module.dp:
+        if module.place is Place.CPU:
+            program.meet(node, "call", [], module=module, detail="DataParallel")
+        place = Place.DEVICE if module.place is not Place.UNKNOWN else Place.UNKNOWN
+        origins = frozenset({Origin("move", node, note="dataparallel")}) if place is Place.DEVICE else frozenset()
+        return Value(Kind.TENSOR, place, origins, grad=not frame.no_grad)
+    requires = program.host_parameters(module, args)
+    operands = [(n, v) for n, v in tensors if id(n) not in requires]
+    if operands or not module.neutral:
+        program.meet(node, "call", operands, module=module)
+    for n, v in tensors:
+        if id(n) in requires:
+            program.meet(n, "host", [(n, v)], detail="a parameter the model keeps on the CPU")
+    if module.neutral:
+        return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False) if tensors else UNKNOWN
+    if module.place is Place.UNKNOWN:
+        return Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
+    return Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
+
+
+def _call_tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:
+    """Tensor arguments of a module call, `**batch` and `*inputs` included."""
+    found = []
+    for arg, value in args:
+        if value.kind is Kind.TENSOR and not value.scalar:
+            found.append((arg.value, value))
+        elif arg.star == "**" and value.kind is Kind.STRUCT:
+            frame.program.note_access(value, "splat")
+            for _, item in value.keys or ():
+                if item.kind is Kind.TENSOR:
+                    found.append((arg.value, item))
+            if not value.keys and value.element is not None and value.element.kind is Kind.TENSOR:
+                found.append((arg.value, value.element))
+        elif arg.star == "" and value.kind is Kind.STRUCT and value.items is not None:
+            for item in value.items:  # `self.lstm(x, (h0, c0))`
+                if item.kind is Kind.TENSOR and not item.scalar:
+                    found.append((arg.value, item))
+        elif arg.star == "*" and value.kind is Kind.STRUCT:
+            frame.program.note_access(value, "splat")
+            for item in value.items or ([value.element] if value.element is not None else []):
+                if item.kind is Kind.TENSOR:
+                    found.append((arg.value, item))
+    return found
+
+
+def optimizer_params(value: Value) -> Optional[Value]:
+    """The module whose parameters an optimizer gets (`model.parameters()`)."""
+    if value.kind is Kind.STRUCT and value.bound is not None:
+        return value.bound
+    return None

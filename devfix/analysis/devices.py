@@ -1,0 +1,318 @@
+"""The one device provider: which device expression a fix writes at a given node.
+
+In order of preference (spec principle 6, one device name per scope, reused):
+
+1. the expression the evidence itself used (`model.to(dev)` -> `dev`), where it is in reach;
+2. a device variable in reach (any name the flow shows holds a device that can be CUDA:
+   `device`, `dev`, `args.device`, `self.device`, a `device` parameter);
+3. in a function that receives the model, the model's own device
+   (`device = next(model.parameters()).device`), unless the function decides that device;
+4. a new declaration (`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`),
+   only where it cannot disagree with the program's own choice: the evidence was put on the
+   GPU unconditionally or by an availability check, never by a user's `--cuda` flag.
+
+A declaration is returned as data (`DeclarationRequest`); the engine inserts the ones the
+applied fixes need, once per scope (rule DEV001).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import libcst as cst
+
+from devfix.analysis.program import Program
+from devfix.analysis.scopes import Binding, Scope, dotted_parts
+from devfix.analysis.torch_api import device_string_place
+from devfix.analysis.tree import Tree, is_docstring
+from devfix.analysis.values import Kind, Origin, Place, Value
+
+DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
+# How a move's device was chosen, when a new declaration may stand in for it.
+DECLARABLE = frozenset({"available", "hard"})
+
+
+def is_device(value: Optional[Value]) -> bool:
+    """A value that names a device that can be the accelerator: `torch.device(...)`, `"cuda"`."""
+    if value is None:
+        return False
+    if value.kind is Kind.DEVICE:
+        return value.place is Place.DEVICE
+    return value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) == "device"
+
+
+@dataclass(eq=False)
+class DeclarationRequest:
+    """One `device = ...` statement DEV001 inserts, for every fix that needs it."""
+
+    scope: Scope
+    code: str  # the right-hand side
+    anchor: cst.BaseStatement
+    before: bool
+    needs_torch_import: bool
+    node: cst.CSTNode  # the first node that needed it (where DEV001 reports)
+    users: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    code: str
+    request: Optional[DeclarationRequest] = None
+
+
+class Devices:
+    def __init__(self, tree: Tree, program: Program, *, style: str = "conditional", allow_declarations: bool = True) -> None:
+        self.tree = tree
+        self.program = program
+        self.style = style
+        self.allow_declarations = allow_declarations
+        self.requests: Dict[int, DeclarationRequest] = {}
+
+    # -- the question rules ask ------------------------------------------------------------------
+    def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> Optional[DeviceChoice]:
+        evidence = tuple(evidence)
+        found = self._from_evidence(node, evidence) or self._in_reach(node)
+        if found is not None:
+            return DeviceChoice(found)
+        planned = self._planned(node)
+        if planned is not None:
+            planned.users.append(rule)
+            return DeviceChoice("device", planned)
+        derived = self._derived(node, rule)
+        if derived is not None:
+            return derived
+        if not self._declarable(evidence):
+            return None
+        return self._declare(node, rule)
+
+    def in_reach(self, node: cst.CSTNode) -> Optional[str]:
+        """A device expression already in reach at `node` (no declaration planned)."""
+        return self._in_reach(node)
+
+    # -- 1. the evidence's own device -------------------------------------------------------------
+    def _from_evidence(self, node: cst.CSTNode, evidence: Tuple[Origin, ...]) -> Optional[str]:
+        for origin in evidence:
+            device = origin.device
+            if origin.kind != "move" or device is None or device is origin.node:
+                continue
+            parts = dotted_parts(device)
+            if parts is None:
+                continue
+            if self._visible(parts, node):
+                return ".".join(parts)
+        return None
+
+    def _visible(self, parts: List[str], node: cst.CSTNode) -> bool:
+        """`parts[0]` is bound where `node` runs, to a value whose attribute path is a device."""
+        root = parts[0]
+        binding = self._binding(root, node)
+        if binding is None:
+            return False
+        if len(parts) == 1:
+            return is_device(self._bound_value(binding)) or binding.kind == "param" and bool(DEVICE_NAME.match(root))
+        return binding.kind in ("param", "assign", "other") or binding.kind == "import"
+
+    def _binding(self, name: str, node: cst.CSTNode) -> Optional[Binding]:
+        """The binding of `name` that `node` sees: in its own function, one made before it."""
+        tree = self.tree
+        here = tree.function_scope_of(node)
+        scope: Optional[Scope] = here
+        position = tree.order(node)
+        while scope is not None:
+            bindings = scope.bindings.get(name)
+            if bindings:
+                if scope is here or scope.kind == "module" and here.kind == "module":
+                    before = [b for b in bindings if b.kind == "param" or b.order < position]
+                    if not before:
+                        return None
+                    return max(before, key=lambda b: b.order)
+                if scope.kind == "module" and not self._module_level(bindings):
+                    return None  # bound under `if __name__ == "__main__":` only: absent on import
+                return bindings[-1]
+            scope = scope.visible_parent()
+        return None
+
+    def _module_level(self, bindings: List[Binding]) -> bool:
+        return any(self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings)
+
+    def _bound_value(self, binding: Binding) -> Optional[Value]:
+        if binding.kind == "param":
+            function = self.tree.enclosing(binding.node, cst.FunctionDef)
+            info = self.program.functions.get(id(function)) if function is not None else None
+            return info.args.get(binding.name) if info is not None else None
+        return self.program.bound.get((id(binding.node), binding.name))
+
+    # -- 2. a device variable in reach --------------------------------------------------------------
+    def _in_reach(self, node: cst.CSTNode) -> Optional[str]:
+        tree = self.tree
+        here = tree.function_scope_of(node)
+        scope: Optional[Scope] = here
+        while scope is not None:
+            candidates = []
+            for name, bindings in scope.bindings.items():
+                binding = self._binding(name, node)
+                if binding is None or binding.name != name:
+                    continue
+                value = self._bound_value(binding)
+                found = is_device(value)
+                if binding.kind == "param" and DEVICE_NAME.match(name) and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER)):
+                    found = True
+                if found:
+                    candidates.append((name != "device", binding.order, name))
+            if candidates:
+                return min(candidates)[2]
+            attribute = self._self_device(scope)
+            if attribute:
+                return attribute
+            scope = scope.visible_parent()
+        return self._option_device(node)
+
+    def _self_device(self, scope: Scope) -> Optional[str]:
+        """`self.device` in a method of a class that holds a device in `self.device`."""
+        function = scope.function
+        if function is None:
+            return None
+        info = self.program.functions.get(id(function))
+        if info is None or info.klass is None or info.self_name is None:
+            return None
+        for name in ("device", "_device"):
+            if is_device(info.klass.attribute(name)):
+                return f"{info.self_name}.{name}"
+        return None
+
+    def _option_device(self, node: cst.CSTNode) -> Optional[str]:
+        """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""
+        devices = [dest for dest, value in self.program.options.items() if value.kind is Kind.DEVICE]
+        if not devices:
+            return None
+        for (binder_id, name), value in self.program.bound.items():
+            if value.kind is Kind.OTHER and value.attrs and any(k == devices[0] for k, _ in value.attrs):
+                binding = self._binding(name, node)
+                if binding is not None and id(binding.node) == binder_id:
+                    return f"{name}.{devices[0]}"
+        return None
+
+    # -- 3. a function that receives the model ---------------------------------------------------------
+    def _derived(self, node: cst.CSTNode, rule: str) -> Optional[DeviceChoice]:
+        """`device = next(model.parameters()).device` at the top of a function whose `model`
+        parameter is a module at every call site, and which does not move it itself."""
+        function = self.tree.enclosing(node, cst.FunctionDef)
+        info = self.program.functions.get(id(function)) if function is not None else None
+        if info is None or info.world != "program" or not info.calls or not self.allow_declarations:
+            return None
+        scope = self.tree.data.scopes[id(info.node)]
+        if "device" in scope.bindings:
+            return None
+        for param in info.parameters():
+            name = param.name.value
+            value = info.args.get(name)
+            if value is None or value.kind is not Kind.MODULE or value.neutral or value.place is not Place.DEVICE:
+                continue
+            if name in info.param_moves or self._rebound(scope, name):
+                continue
+            request = self._request(scope, f"next({name}.parameters()).device", node, rule)
+            return DeviceChoice("device", request) if request is not None else None
+        return None
+
+    @staticmethod
+    def _rebound(scope: Scope, name: str) -> bool:
+        return any(b.kind != "param" for b in scope.bindings.get(name, ()))
+
+    # -- 4. a new declaration -------------------------------------------------------------------------
+    @staticmethod
+    def _declarable(evidence: Tuple[Origin, ...]) -> bool:
+        moves = [o for o in evidence if o.kind in ("move", "cuda-type")]
+        if not moves:
+            return True
+        return all((o.kind == "cuda-type" or o.note in DECLARABLE) and not o.guarded for o in moves)
+
+    def _planned(self, node: cst.CSTNode) -> Optional[DeclarationRequest]:
+        scope: Optional[Scope] = self.tree.function_scope_of(node)
+        here = scope
+        while scope is not None:
+            request = self.requests.get(id(scope))
+            if request is not None and (scope is here or scope.kind == "module"):
+                if scope.kind == "module" and here is scope and self.tree.order(request.anchor) > self.tree.order(node):
+                    return None
+                return request
+            scope = scope.visible_parent()
+        return None
+
+    def _declare(self, node: cst.CSTNode, rule: str) -> Optional[DeviceChoice]:
+        if not self.allow_declarations:
+            return None
+        scope = self.tree.function_scope_of(node)
+        if scope.kind != "module" and scope.function is None:
+            return None
+        code = self._declaration_code()
+        if code is None:
+            return None
+        request = self._request(scope, code, node, rule)
+        return DeviceChoice("device", request) if request is not None else None
+
+    def _request(self, scope: Scope, code: str, node: cst.CSTNode, rule: str) -> Optional[DeclarationRequest]:
+        if id(scope) in self.requests:
+            request = self.requests[id(scope)]
+            request.users.append(rule)
+            return request
+        if "device" in scope.bindings:
+            return None  # `device` already means something else here
+        place = self._place(scope, node)
+        if place is None:
+            return None
+        anchor, before = place
+        needs_import = self.torch_alias() is None and code.startswith("torch.")
+        if needs_import and ("torch" in self.tree.data.module_scope.bindings or self.tree.leading_imports_end() is None):
+            return None
+        request = DeclarationRequest(scope, code, anchor, before, needs_import, node, [rule])
+        self.requests[id(scope)] = request
+        return request
+
+    def _place(self, scope: Scope, node: cst.CSTNode) -> Optional[Tuple[cst.BaseStatement, bool]]:
+        """Module: after the leading imports (and after `import torch`), before `node`.
+        Function: the first statement of the body, after a docstring."""
+        tree = self.tree
+        body = tree.body_of(scope)
+        if not body:
+            return None
+        if scope.kind == "module":
+            anchor = tree.leading_imports_end()
+            torch_import = self._torch_import_statement()
+            if torch_import is not None and (anchor is None or tree.order(torch_import) > tree.order(anchor)):
+                anchor = torch_import
+            if anchor is None or tree.order(anchor) > tree.order(node):
+                return None
+            return anchor, False
+        first = body[0]
+        if is_docstring(first):
+            return first, False
+        return first, True
+
+    def torch_alias(self) -> Optional[str]:
+        """The module-level name bound to `torch` itself (`torch`, or `T` for `import torch as T`)."""
+        for name, bindings in self.tree.data.module_scope.bindings.items():
+            if bindings and all(b.kind == "import" and b.qualname == "torch" for b in bindings):
+                return name
+        return None
+
+    def _torch_import_statement(self) -> Optional[cst.BaseStatement]:
+        name = self.torch_alias()
+        if name is None:
+            return None
+        for binding in self.tree.data.module_scope.bindings[name]:
+            statement = self.tree.statement_of(binding.node)
+            if statement is not None and self.tree.parent(statement) is self.tree.module:
+                return statement
+        return None
+
+    def _declaration_code(self) -> Optional[str]:
+        torch = self.torch_alias() or "torch"
+        quote = self.tree.quote
+        if self.style == "accelerator":
+            return f"{torch}.accelerator.current_accelerator() if {torch}.accelerator.is_available() else {torch}.device({quote('cpu')})"
+        return f"{torch}.device({quote('cuda')} if {torch}.cuda.is_available() else {quote('cpu')})"
+
+    def torch_name(self) -> str:
+        return self.torch_alias() or "torch"

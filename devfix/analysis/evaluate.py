@@ -1,0 +1,564 @@
+"""The device-flow evaluator: statements and expressions of one scope, in order.
+
+A `Frame` evaluates one scope (the module body, a function, a method) the way it runs on a
+machine with one GPU: names map to abstract `Value`s, branches whose test is a GPU check
+take their GPU side, other branches are joined, loop bodies run twice so that values
+carried round the loop settle. Modules live on a small heap (`Frame.heap`) because
+`model.to(device)` moves a module in place, whatever name reaches it.
+
+Everything the rules need is recorded on the `Program` as it goes: the value of each
+expression, each binding, each meeting (see `values.Meeting`), each loader and loop.
+Call semantics (what `torch.zeros`, `model(x)`, `x.to(d)`, `DataLoader(...)` do) are in
+`calls.py`; the fixpoint over functions and classes in `program.py`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import replace
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from devfix.analysis import calls
+from devfix.analysis.torch_api import device_string_place
+from devfix.analysis.scopes import Scope
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Slot, Value, join, join_slots
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.program import ClassInfo, FunctionInfo, Program
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class Frame:
+    """One evaluation of one scope."""
+
+    def __init__(self, program: "Program", node: cst.CSTNode, scope: Scope, *, function: Optional["FunctionInfo"] = None,
+                 world: str = "program", env: Optional[Dict[str, Value]] = None, heap: Optional[Dict[int, Slot]] = None) -> None:
+        self.program = program
+        self.node = node
+        self.scope = scope
+        self.function = function
+        self.world = world  # "program" | "module" (the methods of an nn.Module subclass)
+        self.env: Dict[str, Value] = dict(env or {})
+        self.heap: Dict[int, Slot] = dict(heap or {})
+        self.no_grad = 0
+        self.choice_guard = 0  # inside a GPU check that is the user's choice (`if args.cuda:`)
+        self.loops: List[cst.CSTNode] = []
+        self.returns: Optional[Value] = None
+        self.ended = False  # this path returned, raised, broke or continued: it does not fall through
+        self.klass: Optional["ClassInfo"] = function.klass if function is not None else None
+        self.self_name: Optional[str] = function.self_name if function is not None else None
+
+    # -- state ---------------------------------------------------------------------------------
+    def snapshot(self) -> Tuple[Dict[str, Value], Dict[int, Slot]]:
+        return dict(self.env), dict(self.heap)
+
+    def restore(self, state: Tuple[Dict[str, Value], Dict[int, Slot]]) -> None:
+        self.env, self.heap = dict(state[0]), dict(state[1])
+
+    def merge(self, states: List[Tuple[Dict[str, Value], Dict[int, Slot]]]) -> None:
+        """The state after paths that each ended in one of `states`."""
+        if not states:
+            return
+        env, heap = dict(states[0][0]), dict(states[0][1])
+        for other_env, other_heap in states[1:]:
+            for name in set(env) | set(other_env):
+                env[name] = join(env.get(name), other_env.get(name)) if name in env and name in other_env else _partial(env.get(name) or other_env.get(name))
+            for obj in set(heap) | set(other_heap):
+                heap[obj] = join_slots(heap.get(obj), other_heap.get(obj)) if obj in heap and obj in other_heap else (Place.UNKNOWN, frozenset())
+        self.env, self.heap = env, heap
+
+    def set_place(self, obj: Optional[int], place: Place, origins=frozenset()) -> None:
+        """Move a module (and the modules it holds) in place; `origins`: the move's evidence."""
+        if obj is None:
+            return
+        seen = set()
+        stack = [obj]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            slot = (place, frozenset(origins) if place is not Place.UNKNOWN else frozenset())
+            self.heap[current] = slot
+            self.program.heap_writes.setdefault(current, []).append(slot)
+            stack.extend(self.program.children.get(current, ()))
+
+    def place_of(self, value: Value) -> Value:
+        """A module value with its current place from the heap."""
+        if value.kind is Kind.MODULE and value.obj is not None and value.obj in self.heap:
+            place, origins = self.heap[value.obj]
+            if place is not value.place or origins != value.origins:
+                return replace(value, place=place, origins=origins)
+        return value
+
+    def escape(self, value: Value) -> None:
+        """`value` was handed to code the analysis cannot see: a module may be moved there."""
+        if value.kind is Kind.MODULE and value.obj is not None and not value.neutral:
+            self.set_place(value.obj, Place.UNKNOWN)
+        if value.kind is Kind.LOADER and value.obj is not None:
+            self.program.loaders_escaped.add(value.obj)  # consumed where devfix cannot see
+        for item in value.items or ():
+            self.escape(item)
+
+    # -- names -----------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Value:
+        if name in self.env:
+            return self.place_of(self.env[name])
+        if self.scope.kind != "module" and name in self.scope.bindings:
+            return UNKNOWN  # a local not bound yet on this path
+        return self.place_of(self.program.global_value(name, self.scope))
+
+    def bind(self, target: cst.BaseExpression, value: Value, binder: cst.CSTNode) -> None:
+        """Assign `value` to an assignment/loop target, destructuring tuples and lists."""
+        if isinstance(target, cst.Name):
+            value = self.program.rebind_origins(value, target.value, binder, self.loops[-1] if self.loops else None)
+            self.env[target.value] = value
+            self.program.bound[(id(binder), target.value)] = value
+            self.program.values[id(target)] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e for e in target.elements]
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            for index, element in enumerate(elements):
+                if isinstance(element, cst.StarredElement):
+                    self.bind(element.value, _rest_of(value), binder)
+                else:
+                    self.bind(element.value, _item(value, index, len(elements) if not starred else None), binder)
+        elif isinstance(target, cst.Attribute):
+            self.program.classes_assign(self, target, value)
+        elif isinstance(target, cst.Subscript):
+            container = self.expr(target.value)
+            for element in target.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.expr(element.slice.value)
+            if isinstance(target.value, cst.Name) and container.kind is Kind.STRUCT:
+                updated = replace(container, element=join(container.element, value) if container.element is not None else value, items=None, keys=None)
+                self.env[target.value.value] = updated
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, _rest_of(value), binder)
+
+    # -- statements -------------------------------------------------------------------------------
+    def block(self, body: cst.BaseSuite) -> None:
+        if isinstance(body, cst.IndentedBlock):
+            self.statements(body.body)
+        elif isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                if self.ended:
+                    break
+                self.small(small, body)
+
+    def statements(self, statements) -> None:
+        for statement in statements:
+            if self.ended:
+                break  # unreachable on this path
+            self.statement(statement)
+
+    def _branches(self, before, branches) -> None:
+        """Run each branch from the state `before`; continue with the paths that fall through."""
+        ends = []
+        for branch in branches:
+            self.restore(before)
+            self.ended = False
+            branch()
+            ends.append((self.snapshot(), self.ended))
+        open_ends = [state for state, ended in ends if not ended]
+        self.merge(open_ends or [ends[-1][0]])
+        self.ended = not open_ends
+
+    def statement(self, statement: cst.BaseStatement) -> None:
+        handler = _STATEMENTS.get(type(statement))
+        if handler is not None:
+            handler(self, statement)
+
+    def _simple(self, line: cst.SimpleStatementLine) -> None:
+        for small in line.body:
+            if self.ended:
+                break
+            self.small(small, line)
+
+    def small(self, small: cst.BaseSmallStatement, line: cst.CSTNode) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.expr(small.value)
+            for target in small.targets:
+                self.bind(target.target, value, small)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.expr(small.value), small)
+        elif isinstance(small, cst.AugAssign):
+            self._aug_assign(small)
+        elif isinstance(small, cst.Expr):
+            value = self.expr(small.value)
+            self._discarded_move(small, value)
+        elif isinstance(small, cst.Return):
+            value = self.expr(small.value) if small.value is not None else HOST
+            self.returns = join(self.returns, value) if self.returns is not None else value
+            self.ended = True
+        elif isinstance(small, (cst.Break, cst.Continue)):
+            self.ended = True
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self.program.bind_import(self, small)
+        elif isinstance(small, cst.Assert):
+            self.expr(small.test)
+        elif isinstance(small, cst.Raise):
+            if small.exc is not None:
+                self.expr(small.exc)
+            self.ended = True
+        elif isinstance(small, cst.Del):
+            pass
+
+    def _discarded_move(self, statement: cst.Expr, moved: Value) -> None:
+        """`x.to(device)` alone on its line moves nothing (`Tensor.to` returns a copy). When the
+        program asks (DEV011 fixes it), take it as the assignment the author meant, so that no
+        other fix moves `x` a second time."""
+        call = statement.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
+            return
+        receiver = call.func.value
+        before = self.program.values.get(id(receiver))
+        if not isinstance(receiver, cst.Name) or before is None or before.kind is not Kind.TENSOR or before.member:
+            return
+        if moved.place is before.place and moved.place is not Place.UNKNOWN:
+            return  # a dtype cast, or already there
+        if receiver.value not in self.scope.bindings:
+            return  # assigning would make a global or enclosing variable local here
+        self.program.discarded_moves.append(statement)
+        if self.program.assume_discarded_assigned:
+            self.env[receiver.value] = moved
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        right = self.expr(node.value)
+        left = self.expr(node.target)
+        result = calls.arithmetic(self, node, left, right, node.target, node.value)
+        if isinstance(node.target, cst.Name):
+            self.env[node.target.value] = result
+            self.program.bound[(id(node), node.target.value)] = result
+        elif isinstance(node.target, cst.Attribute):
+            self.program.classes_assign(self, node.target, result)
+
+    def _if(self, node: cst.If) -> None:
+        truth, flag = self.condition(node.test)
+        if truth is True:
+            self._guarded_block(node.body, flag)
+            return
+        if truth is False:
+            if node.orelse is not None:
+                self._orelse(node.orelse)
+            return
+        orelse = node.orelse
+        self._branches(self.snapshot(), [lambda: self.block(node.body), lambda: self._orelse(orelse) if orelse is not None else None])
+
+    def _guarded_block(self, body: cst.BaseSuite, flag: Optional[str]) -> None:
+        choice = flag == "choice"
+        self.choice_guard += choice
+        try:
+            self.block(body)
+        finally:
+            self.choice_guard -= choice
+
+    def _orelse(self, orelse) -> None:
+        if isinstance(orelse, cst.If):
+            self._if(orelse)
+        else:
+            self.block(orelse.body)
+
+    def _for(self, node: cst.For) -> None:
+        iterable = self.expr(node.iter)
+        element = calls.iterate(self, iterable, node)
+        self.program.loop_iterables[id(node)] = iterable
+        before = self.snapshot()
+        self.loops.append(node)
+        try:
+            for _ in range(2):
+                self.bind(node.target, element, node)
+                self.block(node.body)
+                self.ended = False  # `break` / `continue` end an iteration, not the loop
+                self.merge([before, self.snapshot()])
+        finally:
+            self.loops.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def _while(self, node: cst.While) -> None:
+        before = self.snapshot()
+        self.loops.append(node)
+        try:
+            for _ in range(2):
+                self.expr(node.test)
+                self.block(node.body)
+                self.ended = False
+                self.merge([before, self.snapshot()])
+        finally:
+            self.loops.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def _try(self, node) -> None:
+        def body() -> None:
+            self.block(node.body)
+            if node.orelse is not None and not self.ended:
+                self.block(node.orelse.body)
+
+        def handler_of(handler):
+            def run() -> None:
+                if handler.name is not None:
+                    self.bind(handler.name.name, UNKNOWN, handler)
+                self.block(handler.body)
+            return run
+
+        self._branches(self.snapshot(), [body, *[handler_of(h) for h in node.handlers]])
+        if node.finalbody is not None:
+            ended, self.ended = self.ended, False
+            self.block(node.finalbody.body)
+            self.ended = self.ended or ended
+
+    def _with(self, node: cst.With) -> None:
+        no_grad = 0
+        for item in node.items:
+            value = self.expr(item.item)
+            if calls.is_no_grad_context(self, item.item, value):
+                no_grad += 1
+            if item.asname is not None:
+                self.bind(item.asname.name, calls.entered(value), node)
+        self.no_grad += no_grad
+        try:
+            self.block(node.body)
+        finally:
+            self.no_grad -= no_grad
+
+    def _function_def(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            self.expr(decorator.decorator)
+        self.env[node.name.value] = Value(Kind.OTHER, Place.UNKNOWN, ref=node)
+
+    def _class_def(self, node: cst.ClassDef) -> None:
+        self.program.define_class(self, node)
+        self.env[node.name.value] = Value(Kind.OTHER, Place.UNKNOWN, ref=node)
+
+    def _match(self, node) -> None:
+        self.expr(node.subject)
+        cases = [lambda case=case: self.block(case.body) for case in node.cases]
+        self._branches(self.snapshot(), [*cases, lambda: None])
+
+    # -- conditions ---------------------------------------------------------------------------------
+    def condition(self, test: cst.BaseExpression) -> Tuple[Optional[bool], Optional[str]]:
+        """Whether `test` holds when the program runs on a GPU machine as intended, and why:
+        "available" (a CUDA availability check), "choice" (a user's flag such as `args.cuda`),
+        "constant". None when the analysis cannot tell."""
+        value = self.expr(test)
+        return truth(value), value.flag
+
+    # -- expressions ---------------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression) -> Value:
+        handler = _EXPRESSIONS.get(type(node))
+        value = handler(self, node) if handler is not None else UNKNOWN
+        self.program.values[id(node)] = value
+        return value
+
+    def _name(self, node: cst.Name) -> Value:
+        if node.value in ("True", "False"):
+            return replace(HOST, truth=node.value == "True", flag="constant")
+        if node.value == "None":
+            return replace(HOST, truth=False, flag="constant")
+        return self.lookup(node.value)
+
+    def _attribute(self, node: cst.Attribute) -> Value:
+        return calls.attribute(self, node, self.expr(node.value))
+
+    def _call(self, node: cst.Call) -> Value:
+        return calls.call(self, node)
+
+    def _subscript(self, node: cst.Subscript) -> Value:
+        return calls.subscript(self, node, self.expr(node.value))
+
+    def _binary(self, node: cst.BinaryOperation) -> Value:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        if isinstance(node.operator, cst.Modulo) and left.kind is Kind.HOST:
+            return calls.formatted(left, right)
+        return calls.arithmetic(self, node, left, right, node.left, node.right)
+
+    def _unary(self, node: cst.UnaryOperation) -> Value:
+        value = self.expr(node.expression)
+        if isinstance(node.operator, cst.Not):
+            return _negate(value)
+        return value
+
+    def _boolean(self, node: cst.BooleanOperation) -> Value:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        return _boolean(left, right, isinstance(node.operator, cst.And))
+
+    def _comparison(self, node: cst.Comparison) -> Value:
+        left = self.expr(node.left)
+        values = [left]
+        for target in node.comparisons:
+            values.append(self.expr(target.comparator))
+        return calls.compare(self, node, values)
+
+    def _if_exp(self, node: cst.IfExp) -> Value:
+        known, flag = self.condition(node.test)
+        if known is True:
+            value = self.expr(node.body)
+            return _flagged(value, flag)
+        if known is False:
+            return self.expr(node.orelse)
+        return join(self.expr(node.body), self.expr(node.orelse))
+
+    def _sequence(self, node) -> Value:
+        items = []
+        for element in node.elements:
+            value = self.expr(element.value)
+            if isinstance(element, cst.StarredElement):
+                return calls.struct(items=None, element=_rest_of(value).element)
+            items.append(value)
+        return calls.struct(items=tuple(items))
+
+    def _dict(self, node: cst.Dict) -> Value:
+        keys = []
+        values = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = self.expr(element.key)
+                value = self.expr(element.value)
+                values.append(value)
+                if isinstance(element.key, cst.SimpleString):
+                    keys.append((calls.string_of(element.key) or "", value))
+            else:
+                values.append(self.expr(element.value))
+        element_value = None
+        for value in values:
+            element_value = join(element_value, value) if element_value is not None else value
+        return calls.struct(keys=tuple(keys) if len(keys) == len(values) else None, element=element_value)
+
+    def _comprehension(self, node) -> Value:
+        return calls.comprehension(self, node)
+
+    def _constant(self, node) -> Value:
+        return HOST
+
+    def _string(self, node) -> Value:
+        text = calls.string_of(node)
+        return replace(HOST, text=text) if text is not None else HOST
+
+    def _lambda(self, node: cst.Lambda) -> Value:
+        return Value(Kind.OTHER, Place.UNKNOWN, ref=node)
+
+    def _named(self, node: cst.NamedExpr) -> Value:
+        value = self.expr(node.value)
+        self.bind(node.target, value, node)
+        return value
+
+    def _await(self, node: cst.Await) -> Value:
+        self.expr(node.expression)
+        return UNKNOWN
+
+    def _starred(self, node: cst.StarredElement) -> Value:
+        return self.expr(node.value)
+
+
+def truth(value: Value) -> Optional[bool]:
+    """The truth of a condition's value on a GPU machine run as intended."""
+    return value.truth
+
+
+def _negate(value: Value) -> Value:
+    known = value.truth
+    return replace(HOST, truth=None if known is None else not known, flag=value.flag)
+
+
+def _boolean(left: Value, right: Value, conjunction: bool) -> Value:
+    a, b = left.truth, right.truth
+    if conjunction:
+        known = False if a is False or b is False else (True if a is True and b is True else None)
+    else:
+        known = True if a is True or b is True else (False if a is False and b is False else None)
+    flags = {left.flag, right.flag} - {None, "constant"}
+    flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
+    if known is None and left.kind is not Kind.HOST:
+        return join(left, right)  # `x or default`: the value, not a truth
+    return replace(HOST, truth=known, flag=flag)
+
+
+def _flagged(value: Value, flag: Optional[str]) -> Value:
+    """The branch a GPU check chose takes the check's reason: `"cuda" if args.cuda else "cpu"`
+    is the user's choice, `True if torch.cuda.is_available() else False` an availability."""
+    if flag not in ("choice", "available"):
+        return value
+    if value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) is not None:
+        place = Place.DEVICE if device_string_place(value.text) == "device" else Place.CPU
+        return Value(Kind.DEVICE, place, flag=flag, text=value.text)  # `"cuda" if torch.cuda.is_available() else "cpu"`
+    if value.kind is Kind.DEVICE or (value.kind is Kind.HOST and (value.truth is not None or value.text is not None)):
+        return replace(value, flag=flag)
+    return value
+
+
+def _partial(value: Optional[Value]) -> Value:
+    """A name bound on one path only: whatever it is, it may be unbound or different."""
+    if value is None:
+        return UNKNOWN
+    if value.kind in (Kind.OTHER,) and (value.ref is not None or value.qual is not None):
+        return value  # a def or an import on one path: still that thing where it exists
+    return replace(value, place=Place.UNKNOWN, origins=frozenset()) if value.place is not Place.UNKNOWN else value
+
+
+def _item(value: Value, index: int, count: Optional[int]) -> Value:
+    """The `index`-th item when a value is unpacked into `count` targets."""
+    if value.items is not None and (count is None or len(value.items) == count) and index < len(value.items):
+        return value.items[index]
+    if value.kind is Kind.STRUCT and value.element is not None:
+        return value.element
+    if value.kind is Kind.TENSOR:
+        return replace(value, member=False)
+    return UNKNOWN
+
+
+def _rest_of(value: Value) -> Value:
+    element = value.element if value.kind is Kind.STRUCT and value.element is not None else UNKNOWN
+    return calls.struct(element=element)
+
+
+_STATEMENTS = {
+    cst.SimpleStatementLine: Frame._simple,
+    cst.If: Frame._if,
+    cst.For: Frame._for,
+    cst.While: Frame._while,
+    cst.Try: Frame._try,
+    cst.TryStar: Frame._try,
+    cst.With: Frame._with,
+    cst.FunctionDef: Frame._function_def,
+    cst.ClassDef: Frame._class_def,
+    cst.Match: Frame._match,
+}
+
+_EXPRESSIONS = {
+    cst.Name: Frame._name,
+    cst.Attribute: Frame._attribute,
+    cst.Call: Frame._call,
+    cst.Subscript: Frame._subscript,
+    cst.BinaryOperation: Frame._binary,
+    cst.UnaryOperation: Frame._unary,
+    cst.BooleanOperation: Frame._boolean,
+    cst.Comparison: Frame._comparison,
+    cst.IfExp: Frame._if_exp,
+    cst.Tuple: Frame._sequence,
+    cst.List: Frame._sequence,
+    cst.Set: Frame._sequence,
+    cst.Dict: Frame._dict,
+    cst.ListComp: Frame._comprehension,
+    cst.SetComp: Frame._comprehension,
+    cst.GeneratorExp: Frame._comprehension,
+    cst.DictComp: Frame._comprehension,
+    cst.Integer: Frame._constant,
+    cst.Float: Frame._constant,
+    cst.Imaginary: Frame._constant,
+    cst.SimpleString: Frame._string,
+    cst.ConcatenatedString: Frame._constant,
+    cst.FormattedString: Frame._constant,
+    cst.Ellipsis: Frame._constant,
+    cst.Lambda: Frame._lambda,
+    cst.NamedExpr: Frame._named,
+    cst.Await: Frame._await,
+    cst.StarredElement: Frame._starred,
+}

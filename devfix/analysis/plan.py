@@ -1,0 +1,221 @@
+"""The placement plan: which CPU values must move to the device, decided once per file.
+
+Seeds are the *conflicts*: meetings where a definite CPU value meets a definite DEVICE value
+(`values.Meeting.conflict`). Every CPU value there must reach the device, at its origin (the
+constructor of a model, the loop that yields a batch, the factory that makes a tensor...).
+Moving an origin changes every other meeting it takes part in, so the plan follows them: a
+model moved to the device needs the other inputs it meets moved too. The origins reached
+this way form a *component*; a component is fixed only if every origin in it can be fixed
+(the fixed program must be consistent), else each origin is reported with what to do.
+
+Which rule owns which origin is decided here, once, so two rules never fix the same value:
+a module built (DEV003; DEV013 inside a plain list of layers), a batch or a slice of data
+in a loop (DEV004), a factory in a module's own method (DEV007) or in a program (DEV008), a
+plain tensor attribute of a module (DEV012).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from devfix.analysis.program import Program
+from devfix.analysis.tree import Tree
+from devfix.analysis.values import Meeting, Origin, Place, takes_part
+
+OriginKey = Tuple[str, int, Optional[str], int]
+
+
+def origin_key(origin: Origin) -> OriginKey:
+    return (origin.kind, id(origin.node), origin.name, id(origin.binder) if origin.binder is not None else 0)
+
+
+@dataclass(eq=False)
+class Move:
+    """One origin the plan moves to the device (or reports, when its component cannot be fixed)."""
+
+    origin: Origin
+    rule: str
+    component: int
+    meetings: List[Meeting] = field(default_factory=list)  # the conflicts and meetings that need it
+    evidence: List[Origin] = field(default_factory=list)  # what is on the device in those meetings
+    fixable: bool = True
+    reason: str = ""  # why its component is not fixed
+
+
+class Plan:
+    def __init__(self, tree: Tree, program: Program) -> None:
+        self.tree = tree
+        self.program = program
+        self.moves: Dict[OriginKey, Move] = {}
+        self.host_uses: Dict[OriginKey, List[Meeting]] = {}
+        self._build()
+
+    def by_rule(self, code: str) -> List[Move]:
+        found = [move for move in self.moves.values() if move.rule == code]
+        return sorted(found, key=lambda move: self.tree.order(move.origin.node))
+
+    def move_of(self, origin: Origin) -> Optional[Move]:
+        return self.moves.get(origin_key(origin))
+
+    # -- building ------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        index: Dict[OriginKey, List[Meeting]] = {}
+        origins: Dict[OriginKey, Origin] = {}
+        for meeting in self.program.meetings.values():
+            if meeting.kind == "host":
+                for _, value in meeting.operands:
+                    if value.place is Place.CPU:
+                        for origin in value.origins:
+                            self.host_uses.setdefault(origin_key(origin), []).append(meeting)
+                continue
+            for origin in _cpu_origins(meeting):
+                key = origin_key(origin)
+                origins.setdefault(key, origin)
+                index.setdefault(key, []).append(meeting)
+        seeds = [m for m in self.program.meetings.values() if m.kind != "host" and m.conflict()]
+        component = 0
+        for seed in sorted(seeds, key=lambda m: self.tree.order(m.node)):
+            start = [origin_key(o) for o in _cpu_origins(seed) if origin_key(o) not in self.moves]
+            unplaced = _cpu_without_origin(seed)
+            if not start and not unplaced:
+                continue
+            component += 1
+            members = self._spread(start, index, origins, component)
+            if unplaced:
+                self._report_unplaced(seed, component, members)
+            self._decide(members)
+
+    def _spread(self, start: List[OriginKey], index, origins, component: int) -> List[Move]:
+        members: List[Move] = []
+        queue = list(start)
+        seen: Set[OriginKey] = set()
+        while queue:
+            key = queue.pop()
+            if key in seen or key in self.moves:
+                continue
+            seen.add(key)
+            origin = origins.get(key)
+            if origin is None:
+                continue
+            move = Move(origin, self._rule(origin), component)
+            self.moves[key] = move
+            members.append(move)
+            for meeting in index.get(key, ()):
+                move.meetings.append(meeting)
+                move.evidence.extend(_device_origins(meeting))
+                for other in _cpu_origins(meeting):
+                    other_key = origin_key(other)
+                    if other_key not in seen:
+                        queue.append(other_key)
+        evidence = [o for move in members for o in move.evidence]
+        for move in members:
+            move.evidence = list(dict.fromkeys(evidence))
+        return members
+
+    def _report_unplaced(self, meeting: Meeting, component: int, members: List[Move]) -> None:
+        for move in members:
+            move.fixable = False
+            move.reason = "another value it meets is on the CPU for a reason devfix cannot change"
+
+    def _decide(self, members: List[Move]) -> None:
+        """A component is fixed whole or not at all."""
+        problems = []
+        for move in members:
+            reason = self._blocker(move)
+            if reason:
+                problems.append((move, reason))
+        if not problems:
+            return
+        first = problems[0][1]
+        for move in members:
+            own = next((reason for m, reason in problems if m is move), None)
+            move.fixable = False
+            move.reason = move.reason or own or f"it goes together with a value devfix cannot move ({first})"
+
+    def _blocker(self, move: Move) -> str:
+        origin = move.origin
+        if move.rule == "":
+            return _UNFIXABLE.get(origin.kind, "devfix cannot tell where this value comes from")
+        uses = self.host_uses.get(origin_key(origin))
+        if uses:
+            detail = uses[0].detail or "host code"
+            return f"it is also used by {detail}, which needs it on the CPU; move it by hand and keep a CPU copy"
+        if not move.evidence:
+            return "what it meets is on the device in a way devfix cannot name"
+        return ""
+
+    def _rule(self, origin: Origin) -> str:
+        kind = origin.kind
+        if kind == "construct":
+            return "DEV013" if self._in_plain_container(origin.node) else "DEV003"
+        if kind in ("batch", "slice"):
+            return "DEV004"
+        if kind == "host":
+            return "DEV004" if origin.loop is not None else "DEV008"
+        if kind == "factory":
+            return "DEV007" if self._module_world(origin.node) else "DEV008"
+        if kind == "attribute":
+            return "DEV012"
+        return ""
+
+    def _module_world(self, node: cst.CSTNode) -> bool:
+        function = self.tree.enclosing(node, cst.FunctionDef)
+        info = self.program.functions.get(id(function)) if function is not None else None
+        return info is not None and info.world == "module"
+
+    def _in_plain_container(self, node: cst.CSTNode) -> bool:
+        """A layer built inside a plain list/dict (or comprehension) assigned to `self.x`."""
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, (cst.List, cst.Dict, cst.ListComp, cst.DictComp)):
+                return self._module_world(node)
+            if isinstance(ancestor, (cst.Call, cst.BaseStatement)):
+                if isinstance(ancestor, cst.Call) and ancestor.func is not None and node is not ancestor:
+                    if not self.tree.is_inside(node, ancestor.func):
+                        return False
+                if isinstance(ancestor, cst.BaseStatement):
+                    return False
+        return False
+
+
+_UNFIXABLE = {
+    "cpu": "it is moved to the CPU on purpose (`.cpu()`)",
+    "load": "it comes from a checkpoint loaded on the CPU",
+    "move": "it is moved to the CPU on purpose",
+    "module": "it is part of a module",
+    "cuda-type": "it is built with a CUDA tensor type",
+}
+
+
+def _cpu_origins(meeting: Meeting) -> List[Origin]:
+    found: List[Origin] = []
+    for _, value in meeting.operands:
+        if takes_part(value) and value.place is Place.CPU:
+            found.extend(value.origins)
+    module = meeting.module
+    if module is not None and module.place is Place.CPU and not module.neutral:
+        found.extend(module.origins)
+    return found
+
+
+def _cpu_without_origin(meeting: Meeting) -> bool:
+    if not meeting.conflict():
+        return False
+    for _, value in meeting.operands:
+        if takes_part(value) and value.place is Place.CPU and not value.origins:
+            return True
+    module = meeting.module
+    return module is not None and module.place is Place.CPU and not module.neutral and not module.origins
+
+
+def _device_origins(meeting: Meeting) -> List[Origin]:
+    found: List[Origin] = []
+    for _, value in meeting.operands:
+        if takes_part(value) and value.place is Place.DEVICE:
+            found.extend(value.origins)
+    module = meeting.module
+    if module is not None and module.place is Place.DEVICE and not module.neutral:
+        found.extend(module.origins)
+    return found

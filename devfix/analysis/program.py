@@ -1,0 +1,967 @@
+"""The device flow of one file: every scope evaluated, functions and classes linked.
+
+`Program.run()` evaluates the module body, then every function in caller-first order, and
+repeats (at most `MAX_PASSES` times) until what flows between scopes stops changing:
+arguments at call sites (joined into the callee's parameters), return values, in-place
+moves of modules handed to a function, and the attributes of class instances.
+
+Methods of `nn.Module` subclasses are evaluated in the *module world*: the module's own
+layers, parameters and buffers live on "the module's device" (Place.DEVICE, origin
+"module"), a plain tensor attribute stays on the CPU, and a method parameter is on the
+module's device once it is shown to meet the module's weights. Their callers never feed
+them: how a module is written does not depend on one program that uses it.
+
+Everything rules read is recorded here: `values` (each expression), `bound` (each binding),
+`meetings`, `loaders`, `optimizers`, `loads`, `batch_accesses`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from devfix.analysis import calls
+from devfix.analysis import torch_api as api
+from devfix.analysis.collect import Collected
+from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
+from devfix.analysis.scopes import Scope, dotted_name
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots
+
+MAX_PASSES = 4
+Args = List[Tuple[cst.Arg, Value]]
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    kind: str  # "module" | "dataset" | "other"
+    framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
+    methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
+    attrs: Dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
+    writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
+    writes_seen: Dict[str, List[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    buffers: Set[str] = field(default_factory=set)
+    moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
+    places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
+    bases: Tuple["ClassInfo", ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def method(self, name: str) -> Optional[cst.FunctionDef]:
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.bases:
+            found = base.method(name)
+            if found is not None:
+                return found
+        return None
+
+    def attribute(self, name: str) -> Optional[Value]:
+        if name in self.attrs:
+            return self.attrs[name]
+        for base in self.bases:
+            found = base.attribute(name)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def has_state(self) -> bool:
+        """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
+        weight of its own; a plain tensor attribute is DEV012's question)."""
+        if self.buffers or any(v.kind is Kind.MODULE and not v.neutral or v.kind is Kind.TENSOR and v.grad for v in self.attrs.values()):
+            return True
+        return any(base.has_state for base in self.bases)
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    scope: Scope
+    klass: Optional[ClassInfo] = None
+    self_name: Optional[str] = None
+    world: str = "program"
+    args: Dict[str, Value] = field(default_factory=dict)  # joined over the call sites of the previous pass
+    pending: Dict[str, Value] = field(default_factory=dict)  # call sites of this pass
+    calls: int = 0
+    pending_calls: int = 0
+    returns: Optional[Value] = None
+    param_moves: Dict[str, Slot] = field(default_factory=dict)  # module parameters moved in place, with the evidence
+    module_inputs: Set[str] = field(default_factory=set)  # module world: parameters shown to meet the weights
+    moves_params: Set[str] = field(default_factory=set)  # parameters the function moves itself
+    host_params: Set[str] = field(default_factory=set)  # parameters it keeps on the host (pack lengths, NumPy)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def parameters(self) -> List[cst.Param]:
+        params = self.node.params
+        return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+@dataclass(eq=False)
+class LoaderInfo:
+    call: cst.Call
+    dataset: Value
+    dataset_node: Optional[cst.CSTNode]
+    pin: Optional[cst.Arg]
+    workers: bool
+    spread: bool
+    collate: bool
+
+
+@dataclass(eq=False)
+class OptimizerInfo:
+    call: cst.Call
+    qual: str
+    module: Optional[Value]  # the module whose parameters it gets, with its place at construction
+
+
+class Program:
+    def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False) -> None:
+        self.data = data
+        # DEV011 turns `x.to(device)` alone on a line into `x = x.to(device)`: evaluate it so.
+        self.assume_discarded_assigned = assume_discarded_assigned
+        # What-if evaluation: these `.to(...)`/`.cuda()` calls are taken as if removed (DEV006
+        # asks what the program looks like once a dataset's transfers leave it).
+        self.assume_unmoved = assume_unmoved
+        self.module = data.module
+        self.functions: Dict[int, FunctionInfo] = {}
+        self.classes: Dict[int, ClassInfo] = {}
+        self.options: Dict[str, Value] = {}
+        self.module_env: Dict[str, Value] = {}
+        self.module_heap: Dict[int, Slot] = {}
+        self.heap_writes: Dict[int, List[Slot]] = {}  # in-place moves of each module, anywhere
+        self.children: Dict[int, List[int]] = {}
+        self.default_device_changed = False
+        self._reset()
+        self._collect_definitions()
+
+    def _reset(self) -> None:
+        """Recordings of one pass (the last pass's stand)."""
+        self.values: Dict[int, Value] = {}
+        self.bound: Dict[Tuple[int, str], Value] = {}
+        self.meetings: Dict[int, Meeting] = {}
+        self.loaders: Dict[int, LoaderInfo] = {}
+        self.loader_loops: Dict[int, List[cst.CSTNode]] = {}  # loops that bind a loader's CPU batches
+        self.loaders_iterated: Set[int] = set()  # loaders some code of this file iterates
+        self.loaders_escaped: Set[int] = set()  # loaders handed to code devfix cannot see
+        self.loop_iterables: Dict[int, Value] = {}
+        self.optimizers: List[OptimizerInfo] = []
+        self.loads: List[Tuple[cst.Call, Args]] = []
+        self.saves: List[Tuple[cst.Call, Value]] = []
+        self.cuda_constructs: List[cst.Call] = []
+        self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
+        self.constructed: Dict[int, Value] = {}
+        self.module_moves: List[Tuple[cst.Call, Value, Place]] = []
+        self.tensor_moves: List[Tuple[cst.Call, Value, Place]] = []  # `x.to(d)` on tensors: the call, the receiver, where to
+        self.datasets: Dict[int, Tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
+        self.call_sites: Dict[int, List[cst.Call]] = {}  # FunctionDef id -> the calls of it
+        self.discarded_moves: List[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
+        self.evaluated: Set[int] = set()
+
+    # -- definitions -------------------------------------------------------------------------------
+    def _collect_definitions(self) -> None:
+        data = self.data
+        for node in data.functions:
+            scope = data.scopes[id(node)]
+            info = FunctionInfo(node, scope)
+            self.functions[id(node)] = info
+        self._collect_options()
+
+    def _collect_options(self) -> None:
+        """argparse options: `--cuda`/`--no-cuda` flags and `--device` values (by their dest)."""
+        for call in self.data.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+                continue
+            flags = [calls.string_of(a.value) for a in call.args if a.keyword is None]
+            flags = [f for f in flags if f]
+            if not flags:
+                continue
+            dest = next((calls.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
+            long = next((f for f in flags if f.startswith("--")), flags[0])
+            dest = dest or long.lstrip("-").replace("-", "_")
+            self.options[dest] = _option_value(dest, call)
+
+    def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
+        if id(node) in self.classes:
+            info = self.classes[id(node)]
+        else:
+            info = ClassInfo(node, "other")
+            self.classes[id(node)] = info
+            for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                if isinstance(statement, cst.FunctionDef):
+                    info.methods[statement.name.value] = statement
+        bases = []
+        kind = "other"
+        for base in node.bases:
+            value = frame.expr(base.value)
+            if value.ref is not None and id(value.ref) in self.classes:
+                parent = self.classes[id(value.ref)]
+                bases.append(parent)
+                if parent.kind != "other":
+                    kind = parent.kind
+                info.framework = info.framework or parent.framework
+            elif value.qual is not None:
+                if value.qual in api.MODULE_ROOTS or api.nn_class(value.qual) is not None:
+                    kind = "module"
+                elif value.qual in api.DATASET_ROOTS:
+                    kind = "dataset"
+                elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
+                    info.framework = True
+        info.kind = kind
+        info.bases = tuple(bases)
+        for name, method in info.methods.items():
+            function = self.functions[id(method)]
+            function.klass = info
+            params = function.node.params.params
+            decorators = {dotted_name(d.decorator) for d in method.decorators}
+            if params and not decorators & {"staticmethod", "classmethod"}:
+                function.self_name = params[0].name.value
+            function.world = "module" if kind == "module" and not info.framework else "program"
+        info.places_itself = kind == "module" and self._places_itself(info)
+
+    def _places_itself(self, info: ClassInfo) -> bool:
+        init = info.methods.get("__init__")
+        if init is None:
+            return False
+        for call in self.data.calls:
+            func = call.func
+            inside = self.data.order[id(init)] < self.data.order[id(call)] <= self.data.end_order.get(id(init), -1)
+            if not inside:
+                continue
+            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS:
+                return True
+            if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                return True
+        return False
+
+    # -- names ---------------------------------------------------------------------------------------
+    def global_value(self, name: str, scope: Scope) -> Value:
+        """A name not bound in the evaluated scope: an enclosing function's, a module global,
+        an import, a builtin."""
+        current: Optional[Scope] = scope.visible_parent()
+        while current is not None and current.kind != "module":
+            if name in current.bindings:
+                return self._binding_value(current, name)
+            current = current.visible_parent()
+        if name in self.module_env:
+            return self.module_env[name]
+        if name in self.data.module_scope.bindings:
+            return self._binding_value(self.data.module_scope, name)
+        if name in BUILTIN_NAMES:
+            return Value(Kind.OTHER, Place.UNKNOWN, qual=f"builtins.{name}")
+        return UNKNOWN
+
+    def _binding_value(self, scope: Scope, name: str) -> Value:
+        """The joined value of every binding of `name` in `scope` recorded so far."""
+        found: Optional[Value] = None
+        for binding in scope.bindings.get(name, ()):
+            if binding.kind == "import" and binding.qualname:
+                value = Value(Kind.OTHER, Place.UNKNOWN, qual=binding.qualname)
+            elif binding.kind in ("def", "class"):
+                value = Value(Kind.OTHER, Place.UNKNOWN, ref=binding.node)
+            else:
+                value = self.bound.get((id(binding.node), name), UNKNOWN)
+            found = join(found, value) if found is not None else value
+        return found or UNKNOWN
+
+    def imported_as(self, name: str, scope: Scope) -> List[str]:
+        """What `name` is imported as in some binding, when other bindings make it ambiguous
+        (`try: from tqdm import tqdm` / `except ImportError: def tqdm(...)`)."""
+        return [b.qualname for b in scope.lookup(name) or () if b.kind == "import" and b.qualname]
+
+    def bind_import(self, frame: Frame, node) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    frame.env[alias.asname.name.value] = Value(Kind.OTHER, Place.UNKNOWN, qual=full)
+                else:
+                    top = full.split(".")[0]
+                    frame.env[top] = Value(Kind.OTHER, Place.UNKNOWN, qual=top)
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module) if node.module is not None else None
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            if node.relative or module is None:
+                frame.env[local] = UNKNOWN  # the project's own module (linked across files later)
+            else:
+                frame.env[local] = Value(Kind.OTHER, Place.UNKNOWN, qual=f"{module}.{name}")
+
+    def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: Optional[cst.CSTNode]) -> Value:
+        """A batch (or part of one) bound to a variable: the fix moves it under that name, where
+        the loop (or the `x, y = batch` line, or `x, y = next(it)`) binds it."""
+        if value.place is not Place.CPU or not value.origins:
+            return value
+        batches = [o for o in value.origins if o.kind == "batch"]
+        if not batches or len(batches) != len(value.origins) or len({o.source for o in batches}) != 1:
+            return value
+        first = batches[0]
+        fresh = first.binder is None  # straight from the loader, not yet bound to a variable
+        if not (fresh or isinstance(binder, (cst.For, cst.CompFor)) or _unpacks(binder)):
+            return value
+        if isinstance(binder, cst.CompFor):
+            return value  # moved (or not) inside the comprehension
+        if isinstance(binder, cst.For):
+            loop = binder
+        origin = Origin("batch", binder, name=name, loop=loop, binder=binder, source=first.source)
+        if first.source is not None and loop is not None:
+            loops = self.loader_loops.setdefault(first.source, [])
+            if loop not in loops:
+                loops.append(loop)
+        return _retag(value, origin)
+
+    def note_access(self, value: Value, how: str) -> None:
+        for origin in value.origins:
+            if origin.kind == "batch" and origin.binder is not None and origin.name is not None:
+                self.batch_accesses.setdefault((id(origin.binder), origin.name), set()).add(how)
+
+    # -- meetings ------------------------------------------------------------------------------------
+    def meet(self, node: cst.CSTNode, kind: str, operands, module: Optional[Value] = None, detail: str = "") -> None:
+        meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
+        self.meetings[id(node)] = meeting
+        self._infer_module_inputs(meeting)
+
+    def _infer_module_inputs(self, meeting: Meeting) -> None:
+        """Module world: a method parameter that meets the module's own weights is an input
+        living on the module's device."""
+        device = (meeting.module is not None and meeting.module.place is Place.DEVICE) or any(
+            v.place is Place.DEVICE for _, v in meeting.operands)
+        if not device or meeting.kind == "host":
+            return
+        for node, value in meeting.operands:
+            if value.param is not None and isinstance(node, cst.Name):
+                function = self.functions.get(id(value.param))
+                if function is not None:
+                    function.module_inputs.add(node.value)
+
+    # -- modules ---------------------------------------------------------------------------------------
+    def construct(self, frame: Frame, node: cst.Call, *, neutral: bool, place: Place = Place.CPU, cls: Optional[ClassInfo] = None,
+                  children: Tuple[int, ...] = ()) -> Value:
+        obj = id(node)
+        origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
+        value = Value(Kind.MODULE, place, origins, obj=obj, neutral=neutral, cls=cls.node if cls is not None else None)
+        frame.heap[obj] = (place, origins)
+        if children:
+            self.children[obj] = list(children)
+        self.constructed[obj] = value
+        return value
+
+    def construct_layer(self, frame: Frame, node: cst.Call, qual: str, layer: str, args: Args) -> Value:
+        device = calls._keyword(args, "device")
+        if layer in api.NN_CONTAINERS:
+            children = [v for _, v in args if v.kind is Kind.MODULE] + [
+                item for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,) if v.element else ()) if item is not None and item.kind is Kind.MODULE]
+            places = [c.place for c in children if not c.neutral]
+            place = Place.NONE
+            for child in places:
+                place = place.join(child)
+            if place is Place.NONE:
+                place = Place.CPU
+            neutral = bool(children) and all(c.neutral for c in children)
+            objs = tuple(c.obj for c in children if c.obj is not None)
+            value = self.construct(frame, node, neutral=neutral, place=place, children=objs)
+            return value if place is Place.CPU else replace(value, origins=frozenset().union(*(c.origins for c in children)) if place is not Place.UNKNOWN else frozenset())
+        if api.is_loss_class(layer):
+            weight = calls._keyword(args, "weight") or calls._keyword(args, "pos_weight")
+            if weight is None and layer in api.LOSSES_WITH_POSITIONAL_WEIGHT:
+                positional = calls._positional(args)
+                weight = positional[0] if positional else None
+            if weight is None or weight[1].kind is not Kind.TENSOR:
+                return self.construct(frame, node, neutral=True)
+            place = weight[1].place
+            return self.construct(frame, node, neutral=False, place=place)
+        if layer in api.NN_PARAMETER_FREE:
+            return self.construct(frame, node, neutral=True)
+        place = calls._target_place(device[1], device[0].value) if device is not None else Place.CPU
+        return self.construct(frame, node, neutral=False, place=place if place is not Place.NONE else Place.CPU)
+
+    def wrap(self, frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
+        """`nn.DataParallel(model)`, `torch.compile(model)`: the same module, wrapped."""
+        inner = args[0][1] if args else UNKNOWN
+        if inner.kind is not Kind.MODULE:
+            return UNKNOWN
+        if qual.endswith("DataParallel"):
+            return replace(inner, dp=True)
+        return inner
+
+    def module_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
+        """`model.fc`, `self.fc` (module world), `model.module` (DataParallel)."""
+        if name == "module" and base.dp:
+            return replace(base, dp=False)
+        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
+        if cls is not None:
+            method = cls.method(name)
+            if method is not None:
+                return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
+            if frame.world == "module" and base.origins and any(o.kind == "module" for o in base.origins):
+                return self._own_attribute(frame, cls, name)
+            known = cls.attribute(name)
+            if known is not None:
+                return self._member_of(base, known)
+        if name in ("training",):
+            return HOST
+        return calls.program_member(base)
+
+    def _member_of(self, module: Value, attribute: Value) -> Value:
+        """An attribute of a module instance seen from outside (program world)."""
+        if attribute.kind is Kind.MODULE or attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU:
+            return calls.program_member(module)
+        if attribute.kind is Kind.HOST:
+            return HOST
+        return UNKNOWN
+
+    def _own_attribute(self, frame: Frame, cls: ClassInfo, name: str) -> Value:
+        """`self.x` inside a module's own methods: where it lives relative to the module."""
+        local = frame.env.get(f"self.{name}")
+        if local is not None:
+            return local
+        module = Origin("module", cls.node, name=name)
+        if name in cls.buffers or any(name in base.buffers for base in cls.bases):
+            return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}))
+        known = cls.attribute(name)
+        if known is None:
+            return UNKNOWN
+        if known.kind is Kind.MODULE:
+            if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
+                return UNKNOWN
+            return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=None)
+        if known.kind is Kind.TENSOR:
+            if known.grad:  # nn.Parameter
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=True)
+            return self._plain_tensor(cls, name, known)
+        if known.kind is Kind.STRUCT:
+            return known
+        return known if known.kind is Kind.HOST else UNKNOWN
+
+    def _plain_tensor(self, cls: ClassInfo, name: str, known: Value) -> Value:
+        """A tensor stored as a plain attribute: `.to(device)` on the module leaves it where it
+        was made. Evidence for DEV012 only when it is written once, in `__init__`."""
+        writes = cls.writes_seen.get(name, [])
+        init = cls.methods.get("__init__")
+        if known.place is not Place.CPU or len(writes) != 1 or init is None or not self._inside(writes[0], init):
+            return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
+        origin = Origin("attribute", writes[0], name=name)
+        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), scalar=known.scalar)
+
+    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        order = self.data.order.get(id(node), -1)
+        return self.data.order.get(id(ancestor), -1) < order <= self.data.end_order.get(id(ancestor), -1)
+
+    def made_in(self, value: Value, loop: cst.CSTNode) -> bool:
+        """Some origin of `value` lies inside `loop` (made anew at each iteration)."""
+        for origin in value.origins:
+            parent = self.data.parent.get(id(origin.node))
+            while parent is not None:
+                if parent is loop:
+                    return True
+                parent = self.data.parent.get(id(parent))
+        return False
+
+    def defines(self, instance: Value, name: str) -> bool:
+        """The instance's class (of this file) defines `name`: a method, or an attribute it sets."""
+        cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
+        if cls is None:
+            return False
+        return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
+
+    def module_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+        if name in api.MOVE_METHODS or name == "cpu":
+            place, origin = calls.move(frame, node, receiver, name, args)
+            if place is Place.NONE:
+                return receiver
+            origins = frozenset({origin}) if origin is not None else frozenset()
+            frame.set_place(receiver.obj, place, origins)
+            self.module_moves.append((node, receiver, place))
+            return replace(receiver, place=place, origins=origins if place is not Place.UNKNOWN else frozenset())
+        if name in ("parameters", "named_parameters", "buffers"):
+            return Value(Kind.STRUCT, receiver.place, receiver.origins, bound=receiver,
+                         element=Value(Kind.TENSOR, receiver.place, receiver.origins, grad=True))
+        if name in ("train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "share_memory", "apply", "zero_grad", "type"):
+            return receiver
+        if name in ("load_state_dict", "state_dict", "register_buffer", "register_parameter") or name in api.MODULE_BOOKKEEPING:
+            return HOST if name != "state_dict" else UNKNOWN
+        if name == "forward" or name == "__call__":
+            return calls.module_call(frame, node, receiver, args)
+        cls = self.classes.get(id(receiver.cls)) if receiver.cls is not None else None
+        if cls is not None:
+            method = cls.method(name)
+            if method is not None:
+                return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
+        if receiver.place is Place.UNKNOWN:
+            calls._escape_all(frame, args)
+            return UNKNOWN
+        # a method of a module of unknown class (`model.generate(ids)`, `model.encode(x)`)
+        return calls.module_call(frame, node, receiver, args)
+
+    def host_parameters(self, module: Value, args: Args) -> Set[int]:
+        """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
+        NumPy): their nodes' ids. Also, a module that moves its inputs itself takes any."""
+        cls = self.classes.get(id(module.cls)) if module.cls is not None else None
+        if cls is None:
+            return set()
+        forward = cls.method("forward")
+        if forward is None:
+            return set()
+        info = self.functions[id(forward)]
+        params = [p.name.value for p in info.parameters()][1:]
+        found = set()
+        for index, (arg, value) in enumerate(args):
+            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) and not arg.star else None)
+            if name is None:
+                continue
+            if name in info.moves_params or name in info.host_params:
+                found.add(id(arg.value))
+        return found
+
+    def _host_parameters(self, info: FunctionInfo) -> Set[str]:
+        """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
+        params = {p.name.value for p in info.parameters()}
+        start, end = self.data.order.get(id(info.node), -1), self.data.end_order.get(id(info.node), -1)
+        found = set()
+        for meeting in self.meetings.values():
+            if meeting.kind != "host" or not start < self.data.order.get(id(meeting.node), -2) <= end:
+                continue
+            found.update(n.value for n, _ in meeting.operands if isinstance(n, cst.Name) and n.value in params)
+        return found
+
+    # -- instances of the file's classes ------------------------------------------------------------------
+    def instantiate(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
+        init = cls.method("__init__")
+        if cls.kind == "module":
+            children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
+            if init is not None and self.functions[id(init)].world == "program":
+                self.call_function(frame, node, self.functions[id(init)], args, bound=None)
+            if cls.framework or cls.places_itself or cls.moves_inputs:
+                calls._escape_all(frame, args)
+                return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
+            return self.construct(frame, node, neutral=not cls.has_state and not children and not cls.bases, cls=cls, children=children)
+        instance = Value(Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node))
+        if init is not None:
+            self.call_function(frame, node, self.functions[id(init)], args, bound=instance)
+        if cls.kind == "dataset":
+            getitem = cls.method("__getitem__")
+            if getitem is not None:
+                element = self.functions[id(getitem)].returns
+                if element is not None:
+                    return replace(instance, place=element.place, element=element)
+            return replace(instance, place=Place.CPU)
+        return instance
+
+    def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
+        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
+        if cls is None:
+            return UNKNOWN
+        method = cls.method(name)
+        if method is not None:
+            return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
+        if frame.self_name is not None and frame.klass is cls and f"self.{name}" in frame.env:
+            return frame.place_of(frame.env[f"self.{name}"])
+        known = cls.attribute(name)
+        return frame.place_of(known) if known is not None else UNKNOWN
+
+    def classes_assign(self, frame: Frame, target: cst.Attribute, value: Value) -> None:
+        """`self.x = value` in a method: recorded on the class; other attribute writes: a
+        module put into a model after it moved (`model.fc = nn.Linear(...)`)."""
+        owner = frame.expr(target.value)
+        name = target.attr.value
+        if isinstance(target.value, cst.Name) and target.value.value == frame.self_name and frame.klass is not None:
+            frame.env[f"self.{name}"] = value
+            frame.klass.writes.setdefault(name, []).append((target, value))
+            return
+        if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:
+            if value.obj is not None and owner.obj is not None:
+                self.children.setdefault(owner.obj, []).append(value.obj)
+            self.meet(target, "submodule", [(target, value)], module=owner)
+
+    def call_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+        cls = self.classes.get(id(receiver.cls)) if receiver.cls is not None else None
+        method = cls.method(name) if cls is not None else None
+        if method is None:
+            calls._escape_all(frame, args)
+            return UNKNOWN
+        return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
+
+    # -- calls of the file's functions ---------------------------------------------------------------------
+    def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
+        ref = callee.ref
+        if isinstance(ref, cst.ClassDef) and id(ref) in self.classes:
+            return self.instantiate(frame, node, self.classes[id(ref)], args)
+        if isinstance(ref, cst.FunctionDef) and id(ref) in self.functions:
+            return self.call_function(frame, node, self.functions[id(ref)], args, bound=callee.bound)
+        calls._escape_all(frame, args)
+        return UNKNOWN
+
+    def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:
+        self.call_sites.setdefault(id(info.node), []).append(node)
+        params = info.parameters()
+        names = [p.name.value for p in params]
+        if info.self_name is not None and names and names[0] == info.self_name:
+            names = names[1:]
+        star = any(arg.star for arg, _ in args)
+        if info.world == "program" and not star:
+            for index, (arg, value) in enumerate(args):
+                name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+                if name is None or name not in names:
+                    continue
+                info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
+            info.pending_calls += 1
+        for index, (arg, value) in enumerate(args):
+            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            if value.kind is Kind.MODULE and name in info.param_moves:
+                frame.set_place(value.obj, *info.param_moves[name])
+            elif star or name is None:
+                frame.escape(value)
+        if info.world == "module" and bound is not None and bound.kind is Kind.MODULE:
+            if info.name in ("forward", "__call__"):
+                return calls.module_call(frame, node, bound, args)
+            if info.name == "__init__":
+                return HOST
+            if frame.world == "module":
+                return info.returns or UNKNOWN  # `self.init_hidden(n)` inside the module: what it returns
+            return self._module_method_result(frame, node, info, bound, args, names)
+        if info.returns is None:
+            return UNKNOWN
+        return self._returned(frame, node, info.returns)
+
+    def _module_method_result(self, frame: Frame, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: List[str]) -> Value:
+        """`model.generate(ids)`, `model.init_hidden(n)` from a program: the arguments the method
+        feeds to the module's weights meet them; what it returns lives where the method made it
+        (on the module's device, or on the CPU when it builds a tensor from nothing)."""
+        inputs = []
+        for index, (arg, value) in enumerate(args):
+            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            if name in info.module_inputs and value.kind is Kind.TENSOR and not value.scalar:
+                inputs.append((arg.value, value))
+        if inputs:
+            self.meet(node, "call", inputs, module=module)
+        result = info.returns
+        if result is None:
+            return UNKNOWN
+        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
+            return replace(result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset())
+        return result
+
+    def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value:
+        """What a helper builds and returns is, for its caller, made at the call: a fix moves
+        it there (`build_model().to(device)`), never inside a function other callers share."""
+        if value.place is not Place.CPU or not value.origins or not all(o.kind in ("construct", "factory", "host") for o in value.origins):
+            return value
+        if value.kind is Kind.MODULE:
+            obj = id(call)
+            frame.heap[obj] = (Place.CPU, frozenset({Origin("construct", call)}))
+            return replace(value, origins=frozenset({Origin("construct", call)}), obj=obj)
+        if value.kind is Kind.TENSOR:
+            return replace(value, origins=frozenset({Origin("host", call, loop=frame.loops[-1] if frame.loops else None)}))
+        return value
+
+    # -- data ------------------------------------------------------------------------------------------------
+    def loader(self, frame: Frame, node: cst.Call, args: Args) -> Value:
+        dataset_arg = calls._keyword(args, "dataset") or (calls._positional(args)[0] if calls._positional(args) else None)
+        dataset = dataset_arg[1] if dataset_arg is not None else UNKNOWN
+        pin = calls._keyword(args, "pin_memory")
+        workers = calls._keyword(args, "num_workers")
+        collate = calls._keyword(args, "collate_fn") is not None
+        info = LoaderInfo(
+            node, dataset, dataset_arg[0].value if dataset_arg is not None else None, pin[0] if pin else None,
+            workers is not None and not (isinstance(workers[0].value, cst.Integer) and workers[0].value.value == "0"),
+            any(arg.star == "**" for arg, _ in args), collate,
+        )
+        self.loaders[id(node)] = info
+        if collate:
+            element = UNKNOWN
+        elif dataset.kind is Kind.DATASET and dataset.element is not None:
+            element = _cpu_batch(dataset.element)
+        elif dataset.kind is Kind.DATASET and dataset.place is Place.UNKNOWN:
+            element = UNKNOWN
+        else:
+            element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
+        return Value(Kind.LOADER, element.place, obj=id(node), element=element)
+
+    def optimizer(self, frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
+        module = None
+        for _, value in args[:1]:
+            module = calls.optimizer_params(value)
+        self.optimizers.append(OptimizerInfo(node, qual, frame.place_of(module) if module is not None else None))
+        return Value(Kind.OPTIMIZER, Place.UNKNOWN)
+
+    def load(self, frame: Frame, node: cst.Call, args: Args) -> Value:
+        self.loads.append((node, args))
+        location = calls._keyword(args, "map_location")
+        if location is None and len(calls._positional(args)) > 1:
+            location = calls._positional(args)[1]
+        place = calls._target_place(location[1], location[0].value) if location is not None else Place.UNKNOWN
+        if place is Place.NONE:
+            place = Place.UNKNOWN
+        return Value(Kind.STRUCT, place, element=Value(Kind.TENSOR, place))
+
+    def parser_method(self, frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
+        if name in ("parse_args", "parse_known_args"):
+            namespace = Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple(self.options.items()))
+            if name == "parse_known_args":
+                return calls.struct(items=(namespace, UNKNOWN))
+            return namespace
+        return HOST if name == "add_argument" else UNKNOWN
+
+    # -- the fixpoint -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        previous = None
+        for _ in range(MAX_PASSES):
+            self._reset()
+            for info in self.functions.values():
+                info.pending = {}
+                info.pending_calls = 0
+            for klass in self.classes.values():
+                klass.writes = {}
+            module_frame = Frame(self, self.module, self.data.module_scope)
+            module_frame.statements(self.module.body)
+            self.module_env = module_frame.env
+            self.module_heap = module_frame.heap
+            for info in self._function_order():
+                self._evaluate_function(info)
+            signature = self._settle()
+            if signature == previous:
+                break
+            previous = signature
+
+    def _function_order(self) -> List[FunctionInfo]:
+        """Callers before callees where the file's own calls say so; the rest in file order."""
+        order: List[FunctionInfo] = []
+        seen: Set[int] = set()
+        by_name: Dict[str, List[FunctionInfo]] = {}
+        for info in self.functions.values():
+            by_name.setdefault(info.name, []).append(info)
+        callees: Dict[int, List[FunctionInfo]] = {}
+        owner_of = self._owner_function
+        roots: List[FunctionInfo] = []
+        for call in self.data.calls:
+            name = call.func.value if isinstance(call.func, cst.Name) else (call.func.attr.value if isinstance(call.func, cst.Attribute) else None)
+            if name is None or name not in by_name:
+                continue
+            owner = owner_of(call)
+            for target in by_name[name]:
+                if owner is None:
+                    roots.append(target)
+                else:
+                    callees.setdefault(id(owner), []).append(target)
+        stack = list(reversed(roots))
+        while stack:
+            info = stack.pop()
+            if id(info.node) in seen:
+                continue
+            seen.add(id(info.node))
+            order.append(info)
+            stack.extend(reversed(callees.get(id(info.node), [])))
+        for info in self.functions.values():
+            if id(info.node) not in seen:
+                seen.add(id(info.node))
+                order.append(info)
+                for callee in callees.get(id(info.node), []):
+                    if id(callee.node) not in seen:
+                        seen.add(id(callee.node))
+                        order.append(callee)
+        return order
+
+    def _owner_function(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
+        parent = self.data.parent.get(id(node))
+        while parent is not None:
+            if isinstance(parent, cst.FunctionDef):
+                return self.functions.get(id(parent))
+            parent = self.data.parent.get(id(parent))
+        return None
+
+    def _evaluate_function(self, info: FunctionInfo) -> None:
+        env: Dict[str, Value] = {}
+        heap = dict(self.module_heap)
+        for obj, slots in self.heap_writes.items():
+            # moved in place somewhere: at a function's start it may be on either side
+            merged = heap.get(obj)
+            for slot in slots:
+                merged = join_slots(merged, slot)
+            if merged is not None:
+                heap[obj] = merged
+        params = info.parameters()
+        for param in params:
+            name = param.name.value
+            env[name] = self._parameter_value(info, param)
+            if env[name].kind is Kind.MODULE and env[name].obj is not None:
+                heap[env[name].obj] = (env[name].place, env[name].origins)
+        for extra in (info.node.params.star_arg, info.node.params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                env[extra.name.value] = UNKNOWN
+        if info.klass is not None and info.self_name is not None:
+            env[info.self_name] = self._self_value(info)
+        frame = Frame(self, info.node, info.scope, function=info, world=info.world, env=env, heap=heap)
+        before = {name: env[name] for name in env}
+        frame.block(info.node.body)
+        info.returns = frame.returns if frame.returns is not None else HOST
+        self._record_param_moves(info, frame, before)
+        self.evaluated.add(id(info.node))
+
+    def _parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
+        name = param.name.value
+        if info.world == "module":
+            if name in info.module_inputs:
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
+            return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
+        if info.calls and name in info.args:
+            return info.args[name]
+        if not info.calls and api.LOADER_NAME.match(name):
+            # spec: a parameter whose name says "data loader" is one (its batches are CPU tensors)
+            element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
+            return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
+        return UNKNOWN
+
+    def _self_value(self, info: FunctionInfo) -> Value:
+        klass = info.klass
+        assert klass is not None
+        if info.world == "module":
+            return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", klass.node)}), cls=klass.node)
+        return Value(Kind.DATASET if klass.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=klass.node)
+
+    def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: Dict[str, Value]) -> None:
+        info.param_moves = {}
+        for name, value in before.items():
+            if value.kind is Kind.MODULE and value.obj is not None and value.obj in frame.heap:
+                if frame.heap[value.obj][0] is not value.place:
+                    info.param_moves[name] = frame.heap[value.obj]
+
+    def _settle(self) -> tuple:
+        """Move this pass's call sites and attribute writes into what the next pass reads;
+        return a signature of everything that flows between scopes."""
+        parts = []
+        for info in self.functions.values():
+            info.host_params = self._host_parameters(info)
+            info.args = dict(info.pending)
+            info.calls = info.pending_calls
+            parts.append((id(info.node), info.calls, tuple(sorted((k, _signature(v)) for k, v in info.args.items())),
+                          _signature(info.returns), tuple(sorted(info.module_inputs)), tuple(sorted(info.host_params)),
+                          tuple(sorted((k, int(v[0])) for k, v in info.param_moves.items()))))
+        for klass in self.classes.values():
+            attrs: Dict[str, Value] = {}
+            for name, writes in klass.writes.items():
+                value: Optional[Value] = None
+                for _, written in writes:
+                    value = join(value, written) if value is not None else written
+                attrs[name] = value or UNKNOWN
+            klass.attrs = attrs
+            klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
+            klass.buffers |= self._registered_buffers(klass)
+            klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
+            parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
+        return tuple(parts)
+
+    def _registered_buffers(self, klass: ClassInfo) -> Set[str]:
+        found = set()
+        for method in klass.methods.values():
+            start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
+            for call in self.data.calls:
+                if not start < self.data.order[id(call)] <= end:
+                    continue
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") and call.args:
+                    text = calls.string_of(call.args[0].value)
+                    if text:
+                        found.add(text)
+        return found
+
+    def _moves_inputs(self, klass: ClassInfo) -> bool:
+        """`forward` (or a method it is) moves its own tensor parameters: `x = x.to(self.device)`."""
+        if klass.kind != "module":
+            return False
+        forward = klass.methods.get("forward")
+        if forward is None:
+            return False
+        info = self.functions[id(forward)]
+        params = {p.name.value for p in info.parameters()[1:]}
+        moved = set()
+        start, end = self.data.order[id(forward)], self.data.end_order.get(id(forward), -1)
+        for call in self.data.calls:
+            if not start < self.data.order[id(call)] <= end:
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS and isinstance(func.value, cst.Name) and func.value.value in params:
+                moved.add(func.value.value)
+        info.moves_params = moved
+        return bool(moved)
+
+
+def _signature(value: Optional[Value]) -> tuple:
+    if value is None:
+        return ()
+    items = tuple(_signature(v) for v in value.items) if value.items else ()
+    return (value.kind.value, int(value.place), value.obj, value.neutral, items, _signature(value.element) if value.element is not None and value.element is not value else ())
+
+
+def _retag(value: Value, origin: Origin) -> Value:
+    """A batch bound to a variable: it and every CPU tensor in it now come from that variable."""
+    if value.place is not Place.CPU and value.kind is not Kind.STRUCT:
+        return value
+    items = tuple(_retag(i, origin) for i in value.items) if value.items is not None else None
+    keys = tuple((k, _retag(v, origin)) for k, v in value.keys) if value.keys else None
+    element = _retag(value.element, origin) if value.element is not None and value.element is not value else value.element
+    origins = frozenset({origin}) if value.place is Place.CPU else value.origins
+    return replace(value, origins=origins, items=items, keys=keys, element=element)
+
+
+def _unpacks(binder: cst.CSTNode) -> bool:
+    """`x, y = batch`, `x = batch[0]`, `x, y = next(it)`: a batch taken apart, not computed on."""
+    if not isinstance(binder, cst.Assign):
+        return False
+    value = binder.value
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Call):
+        return isinstance(value.func, cst.Name) and value.func.value == "next"
+    return isinstance(value, cst.Name)
+
+
+def _cpu_batch(element: Value) -> Value:
+    """What a loader yields from what its dataset returns: the default collate stacks samples
+    into new tensors, so a CPU tensor of the dataset is a fresh CPU tensor of the batch (its
+    origin is set where the loop binds it); tensors the dataset placed keep their place."""
+    if element.kind is Kind.TENSOR:
+        return Value(Kind.TENSOR, Place.CPU) if element.place is Place.CPU else element
+    if element.kind is Kind.STRUCT:
+        items = tuple(_cpu_batch(i) for i in element.items) if element.items is not None else None
+        keys = tuple((k, _cpu_batch(v)) for k, v in element.keys) if element.keys else None
+        inner = _cpu_batch(element.element) if element.element is not None and element.element is not element else None
+        return calls.struct(items=items, keys=keys, element=inner if items is None and keys is None else None)
+    if element.kind is Kind.HOST:
+        return Value(Kind.TENSOR, Place.CPU)  # numbers and arrays are collated into CPU tensors
+    return element
+
+
+def _option_value(dest: str, call: cst.Call) -> Value:
+    """What an argparse option holds when the program runs on a GPU machine as intended."""
+    action = next((calls.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "action"), None)
+    default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
+    lowered = dest.lower()
+    negative = any(word in lowered for word in ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")) or lowered == "cpu"
+    positive = any(word in lowered for word in ("cuda", "gpu", "ngpu", "accel"))
+    if "device" in lowered and not positive:
+        text = calls.string_of(default) if default is not None else None
+        if text is not None and api.device_string_place(text) == "cpu":
+            return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
+        return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
+    if negative and action == "store_true":
+        return replace(HOST, truth=False, flag="choice")
+    if positive:
+        if action == "store_false":
+            return replace(HOST, truth=True, flag="choice")
+        return replace(HOST, truth=True, flag="choice")
+    return HOST

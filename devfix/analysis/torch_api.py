@@ -1,0 +1,223 @@
+"""The one vocabulary of torch APIs devfix knows, by fully qualified name.
+
+Every other layer asks this module what a resolved name *is* (a tensor factory, a module
+class, a loss, a data loader, an optimizer, a host library...) instead of keeping its own
+lists. Names reach it already resolved through imports (`devfix.analysis.scopes.resolve`):
+`nn.Linear`, `torch.nn.Linear` and `from torch import nn as tnn; tnn.Linear` all arrive
+here as "torch.nn.Linear".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# -- tensors -----------------------------------------------------------------------------
+# Factories that allocate a new tensor on the CPU unless given `device=`.
+FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
+    "eye", "linspace", "logspace", "tensor", "tril_indices", "triu_indices", "empty_strided",
+    "normal", "bartlett_window", "hann_window", "hamming_window", "blackman_window", "kaiser_window",
+})
+# Factories whose result is 0-dim when given a Python number (PyTorch lets 0-dim CPU tensors
+# meet CUDA tensors in elementwise operations).
+SCALAR_FACTORIES = frozenset({"tensor", "as_tensor", "scalar_tensor"})
+# Constructors that copy host data into a new CPU tensor.
+FROM_HOST = frozenset({"from_numpy", "as_tensor", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor",
+                       "LongTensor", "IntTensor", "ShortTensor", "ByteTensor", "BoolTensor", "CharTensor",
+                       "BFloat16Tensor", "frombuffer", "asarray"})
+# `torch.cuda.FloatTensor` and friends: CUDA-only, crash on a CPU-only machine.
+CUDA_TENSOR_TYPES = frozenset(f"torch.cuda.{name}" for name in FROM_HOST if name.endswith("Tensor") and name != "Tensor")
+CPU_TENSOR_TYPES = frozenset(f"torch.{name}" for name in FROM_HOST if name.endswith("Tensor"))
+# `*_like` factories follow their argument.
+LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
+DTYPES = frozenset({
+    "float", "float16", "float32", "float64", "half", "double", "bfloat16", "long", "int64", "int", "int32",
+    "int16", "int8", "uint8", "bool", "complex64", "complex128", "short", "cfloat", "cdouble", "float8_e4m3fn",
+})
+# torch functions that combine several tensors: all must live on one device (a meeting).
+COMBINING = frozenset({
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "matmul", "mm", "bmm",
+    "einsum", "where", "add", "sub", "mul", "div", "true_divide", "pow", "maximum", "minimum", "dot", "outer",
+    "cdist", "dist", "masked_fill", "lerp", "addmm", "baddbmm", "cross", "kron", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "bitwise_and", "bitwise_or", "cosine_similarity", "pairwise_distance", "atan2",
+})
+# torch functions whose index argument may not be a CUDA tensor when the source is on the CPU.
+INDEXING = frozenset({"index_select", "gather", "take", "take_along_dim"})
+# Tensor methods that combine the receiver with tensor arguments (a meeting).
+COMBINING_METHODS = frozenset({
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt",
+    "le", "gt", "ge", "masked_fill", "masked_fill_", "expand_as", "view_as", "reshape_as", "pow", "maximum",
+    "minimum", "where", "lerp", "addmm", "addcmul", "addcdiv", "max", "min",
+})
+# Tensor methods that keep the receiver's device.
+SAME_PLACE_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "expand", "repeat", "contiguous", "transpose", "permute", "t",
+    "clone", "flatten", "unflatten", "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte",
+    "char", "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "softmax", "log_softmax", "sum", "mean", "std",
+    "var", "prod", "cumsum", "norm", "argmax", "argmin", "argsort", "sort", "topk", "max", "min", "clamp", "clamp_",
+    "round", "floor", "ceil", "neg", "sign", "chunk", "split", "narrow", "select", "index_select", "gather",
+    "masked_select", "nonzero", "unique", "repeat_interleave", "roll", "flip", "tril", "triu", "diag", "fill_",
+    "zero_", "normal_", "uniform_", "exp_", "mul_", "add_", "sub_", "div_", "pow", "masked_fill", "new_zeros",
+    "new_ones", "new_empty", "new_full", "new_tensor", "squeeze_", "unsqueeze_", "detach", "detach_", "requires_grad_",
+    "to_dense", "coalesce", "type_as", "reciprocal", "rsqrt", "square", "sin", "cos", "logsumexp", "all", "any",
+    "masked_scatter", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "index_add",
+    "index_add_", "index_copy", "index_copy_", "copy_", "expand_as", "view_as", "reshape_as", "amax", "amin",
+    "softplus", "pin_memory", "share_memory_", "unbind", "float_", "sigmoid_", "tanh_", "relu_", "matmul", "mm",
+    "bmm", "dot", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "div", "logical_not", "isnan", "isinf",
+})
+# Tensor methods whose result is not a tensor (Python numbers, lists, sizes).
+HOST_VALUE_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "nelement", "ndimension", "__len__", "data_ptr",
+                                "get_device", "is_contiguous", "element_size", "stride", "storage_offset"})
+# Tensor attributes that are not tensors.
+NON_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names",
+                                   "is_leaf", "is_sparse"})
+# Tensor methods and torch functions whose result never requires grad.
+NO_GRAD_RESULTS = frozenset({
+    "detach", "argmax", "argmin", "argsort", "eq", "ne", "gt", "lt", "ge", "le", "long", "int", "bool", "sign", "round",
+    "isnan", "isinf", "nonzero", "byte", "floor", "ceil", "logical_not", "unique",
+})
+# The method names that put a tensor or a module on a device (the one definition of "a move").
+MOVE_METHODS = frozenset({"to", "cuda"})
+HOST_METHODS = frozenset({"cpu"})
+
+# -- modules -----------------------------------------------------------------------------
+# torch.nn classes that are not layers one calls on tensors.
+NN_NON_MODULES = frozenset({"Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter",
+                            "UninitializedBuffer", "ModuleList", "ModuleDict", "Sequential"})
+# Containers hold whatever is put in them: their place is their children's.
+NN_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# Layers without parameters or buffers: calling them never meets a weight, whatever their device.
+NN_PARAMETER_FREE = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink",
+    "Softshrink", "Hardshrink", "Threshold", "GLU", "LogSigmoid", "Identity", "Flatten", "Unflatten", "Dropout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d", "Upsample", "UpsamplingNearest2d",
+    "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CosineSimilarity", "PairwiseDistance", "ChannelShuffle", "Fold", "Unfold",
+})
+# Losses whose first positional argument is a class-weight tensor.
+LOSSES_WITH_POSITIONAL_WEIGHT = frozenset({"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+                                           "MultiLabelSoftMarginLoss", "MultiMarginLoss"})
+LOSS_TENSOR_KEYWORDS = ("weight", "pos_weight")
+# Module methods that do not compute with tensors (calling them is not a meeting).
+MODULE_BOOKKEEPING = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "train", "eval", "zero_grad", "state_dict", "load_state_dict", "apply", "requires_grad_",
+    "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_backward_hook", "add_module", "extra_repr", "half", "float", "double",
+    "bfloat16", "type", "share_memory", "get_submodule", "get_parameter", "to_empty", "__repr__", "save_pretrained",
+    "num_parameters", "count_params", "init_weights", "reset_parameters", "_init_weights", "named_modules",
+})
+WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.compile", "torch.jit.script",
+                      "torch.jit.trace"})
+# Wrappers that place their module per process: the module's device is the framework's choice.
+PLACING_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+                              "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard"})
+MODEL_FACTORIES = frozenset({"timm.create_model", "torch.hub.load"})
+MODEL_PACKAGES = ("torchvision.models.",)
+MODULE_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+# -- data --------------------------------------------------------------------------------
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+DATASET_ROOTS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset",
+                           "torch.utils.data.dataset.IterableDataset"})
+# Wrappers around an iterable that yield its items (possibly with an index).
+ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "rich.progress.track",
+                                "tqdm.autonotebook.tqdm", "fastprogress.progress_bar", "fastprogress.fastprogress.progress_bar"})
+
+# Parameter names that say "this is a data loader" (spec DEV004), for helpers nothing calls.
+LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:_[a-z_]+)?$|^[a-z]+_?(?:loader|dl)$")
+
+# -- devices -----------------------------------------------------------------------------
+AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",
+                                 "torch.cuda.device_count", "torch.xpu.is_available"})
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                              "torch.set_grad_enabled"})
+LOADS = frozenset({"torch.load", "torch.serialization.load"})
+SAVES = frozenset({"torch.save", "torch.serialization.save"})
+
+# -- host-side consumers -----------------------------------------------------------------
+HOST_LIBRARIES = ("numpy", "sklearn", "scipy", "pandas", "matplotlib", "PIL", "cv2", "seaborn")
+# Builtins and methods that accept any tensor without computing with it on a device.
+NEUTRAL_BUILTINS = frozenset({"print", "len", "str", "repr", "int", "float", "bool", "format", "isinstance", "type", "id",
+                              "hash", "list", "tuple", "set", "sorted", "dict", "zip", "range", "getattr", "hasattr",
+                              "setattr", "vars", "enumerate", "iter", "next", "map", "filter", "round", "abs", "min", "max", "sum", "any", "all"})
+
+# -- frameworks that place things themselves ---------------------------------------------
+SELF_PLACING = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ignite", "fastai", "torch.distributed",
+                "torch.multiprocessing", "transformers.Trainer", "colossalai", "horovod")
+
+
+def torch_function(qual: Optional[str]) -> Optional[str]:
+    """"zeros" for "torch.zeros"; None for anything not directly under `torch`."""
+    if qual and qual.startswith("torch.") and qual.count(".") == 1:
+        return qual[6:]
+    return None
+
+
+def functional_name(qual: Optional[str]) -> Optional[str]:
+    """"cross_entropy" for "torch.nn.functional.cross_entropy"."""
+    if qual and qual.startswith("torch.nn.functional."):
+        return qual[len("torch.nn.functional."):]
+    return None
+
+
+def nn_class(qual: Optional[str]) -> Optional[str]:
+    """"Linear" for "torch.nn.Linear" (also `torch.nn.modules.linear.Linear`): a torch.nn layer class."""
+    if not qual or not qual.startswith("torch.nn."):
+        return None
+    parts = qual.split(".")
+    last = parts[-1]
+    if not last[:1].isupper() or "functional" in parts or "init" in parts or "utils" in parts or "parameter" in parts:
+        return None
+    if qual in WRAPPERS or qual in PLACING_WRAPPERS or last in ("DataParallel", "DistributedDataParallel"):
+        return None
+    return last
+
+
+def is_dtype(qual: Optional[str]) -> bool:
+    return bool(qual) and qual.startswith("torch.") and qual.count(".") == 1 and qual[6:] in DTYPES  # type: ignore[union-attr]
+
+
+def is_loss_class(name: str) -> bool:
+    return name.endswith("Loss") or name in ("CTCLoss", "TripletMarginWithDistanceLoss")
+
+
+def is_model_factory(qual: Optional[str]) -> bool:
+    """`torchvision.models.resnet18`, `timm.create_model`: build a module on the CPU."""
+    if not qual:
+        return False
+    if qual in MODEL_FACTORIES:
+        return True
+    return any(qual.startswith(prefix) and qual.count(".") >= 2 and qual.split(".")[-1][:1].islower() for prefix in MODEL_PACKAGES)
+
+
+def is_optimizer(qual: Optional[str]) -> bool:
+    if not qual or not qual.startswith("torch.optim."):
+        return False
+    last = qual.split(".")[-1]
+    return last[:1].isupper() and "lr_scheduler" not in qual and "swa_utils" not in qual
+
+
+def is_host_library(qual: Optional[str]) -> bool:
+    return bool(qual) and qual.split(".")[0] in HOST_LIBRARIES  # type: ignore[union-attr]
+
+
+def is_self_placing(qual: Optional[str]) -> bool:
+    return bool(qual) and any(qual == p or qual.startswith(p + ".") for p in SELF_PLACING)  # type: ignore[union-attr]
+
+
+def device_string_place(text: str) -> Optional[str]:
+    """"cpu" / "device" for a device string, None when it names no device."""
+    kind = text.split(":")[0].strip().lower()
+    if kind == "cpu":
+        return "cpu"
+    if kind in ("cuda", "mps", "xpu", "gpu", "npu", "hpu"):
+        return "device"
+    return None

@@ -1,0 +1,156 @@
+"""Navigation over the one collected pass: parents, statements, scopes, order, positions.
+
+The bottom layer of the analysis (with `collect.py` and `scopes.py`): it knows syntax only,
+nothing about torch. Positions are computed once per file, and only for files that have
+something to report.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from devfix.analysis.collect import Collected, collect
+from devfix.analysis.scopes import Scope, resolve
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def is_import(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+    if isinstance(statement, cst.Try):
+        return all(is_import(s) for s in statement.body.body)
+    return False
+
+
+class Tree:
+    def __init__(self, module: cst.Module, data: Optional[Collected] = None) -> None:
+        self.module = module
+        self.data = data if data is not None else collect(module)
+        self._positions = None
+
+    # -- ancestry ------------------------------------------------------------------------------
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.data.parent.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parent(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent(parent)
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.data.order.get(id(node), -1)
+
+    def is_inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        """By preorder range where the ancestor's range is known (scope owners), else by walking."""
+        end = self.data.end_order.get(id(ancestor))
+        if end is not None:
+            return self.order(ancestor) < self.order(node) <= end
+        return any(candidate is ancestor for candidate in self.ancestors(node))
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+        """The statement line or compound statement that contains `node`."""
+        current: Optional[cst.CSTNode] = node
+        while current is not None:
+            if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return current  # type: ignore[return-value]
+            current = self.parent(current)
+        return None
+
+    def enclosing(self, node: cst.CSTNode, types) -> Optional[cst.CSTNode]:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, types):
+                return ancestor
+        return None
+
+    def block_of(self, statement: cst.CSTNode) -> Sequence[cst.BaseStatement]:
+        """The statements of the block that holds `statement`."""
+        parent = self.parent(statement)
+        if isinstance(parent, cst.Module):
+            return parent.body
+        if isinstance(parent, cst.IndentedBlock):
+            return parent.body
+        return ()
+
+    # -- scopes --------------------------------------------------------------------------------
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        for ancestor in self.ancestors(node):
+            scope = self.data.scopes.get(id(ancestor))
+            if scope is not None:
+                return scope
+        return self.data.module_scope
+
+    def function_scope_of(self, node: cst.CSTNode) -> Scope:
+        """The innermost function (or module) scope: class bodies and lambdas don't count."""
+        scope = self.scope_of(node)
+        while scope.kind in ("class", "lambda") and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def qualname(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+        return resolve(expr, self.scope_of(at if at is not None else expr))
+
+    def body_of(self, scope: Scope) -> Sequence[cst.BaseStatement]:
+        node = scope.node
+        if isinstance(node, cst.Module):
+            return node.body
+        body = getattr(node, "body", None)
+        return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+    def leading_imports_end(self) -> Optional[cst.BaseStatement]:
+        """The last statement of the module's leading block of imports (and docstring)."""
+        anchor = None
+        body = self.module.body
+        for index, statement in enumerate(body):
+            if not (is_import(statement) or (index == 0 and is_docstring(statement))):
+                break
+            anchor = statement
+        return anchor
+
+    def class_of_method(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        parent = self.parent(function)
+        if isinstance(parent, cst.IndentedBlock):
+            owner = self.parent(parent)
+            if isinstance(owner, cst.ClassDef):
+                return owner
+        return None
+
+    # -- text ----------------------------------------------------------------------------------
+    def code(self, node: cst.CSTNode, limit: int = 0) -> str:
+        text = self.module.code_for_node(node)
+        if limit and len(text) > limit:
+            return text[: limit - 3] + "..."
+        return text
+
+    @property
+    def prefers_single_quotes(self) -> bool:
+        return self.data.single_quotes > self.data.double_quotes
+
+    def quote(self, text: str) -> str:
+        return f"'{text}'" if self.prefers_single_quotes else f'"{text}"'
+
+    # -- positions (only for what is reported) ---------------------------------------------------
+    def position(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """1-based line and column of `node` in this (original) module."""
+        if self._positions is None:
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = self._positions.get(node)
+        if found is None:
+            for ancestor in self.ancestors(node):
+                found = self._positions.get(ancestor)
+                if found is not None:
+                    break
+        if found is None:
+            return (1, 1)
+        return (found.start.line, found.start.column + 1)

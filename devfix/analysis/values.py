@@ -1,0 +1,227 @@
+"""Abstract values: what the device-flow analysis knows about one runtime value.
+
+The analysis evaluates a program as it runs on a machine with one GPU, run the way its
+author intends (GPU checks true, a `--cuda` option given). Each value gets:
+
+- a *kind*: tensor, module, loader, dataset, device, optimizer, a structure of values
+  (tuple/list/dict/batch), or "other";
+- a *place*: CPU, DEVICE (the accelerator the program chose; inside an `nn.Module`'s own
+  methods, the device the module lives on), or UNKNOWN (moved by a helper, a framework, a
+  `.type(...)` whose type is unknown, two branches that disagree...). NONE is the bottom
+  of the lattice (no value seen yet);
+- its *origins*: the evidence — the nodes where the value got its place (the factory
+  without `device=`, the model's constructor, the loader loop that yielded a batch, the
+  `.to(device)` that moved it). Rules put their fix at an origin.
+
+Only a definite CPU meeting a definite DEVICE is a bug; UNKNOWN never produces an edit.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import FrozenSet, Optional, Tuple
+
+import libcst as cst
+
+
+class Place(enum.IntEnum):
+    NONE = 0
+    CPU = 1
+    DEVICE = 2
+    UNKNOWN = 3
+
+    def join(self, other: "Place") -> "Place":
+        if self is other or other is Place.NONE:
+            return self
+        if self is Place.NONE:
+            return other
+        return Place.UNKNOWN
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    MODULE = "module"
+    LOADER = "loader"
+    DATASET = "dataset"
+    DEVICE = "device"  # a torch.device / device string / index
+    OPTIMIZER = "optimizer"
+    STRUCT = "struct"  # a tuple, list or dict of values, or a batch of unknown shape
+    HOST = "host"  # a Python number, string, NumPy array...: lives on the host, meets nothing
+    OTHER = "other"  # anything the analysis does not model
+
+
+@dataclass(frozen=True, eq=False)
+class Origin:
+    """Where a value got its place: the evidence a finding quotes, and where its fix goes.
+
+    kinds: "factory" (torch.zeros... without device=), "host" (torch.from_numpy, torch.tensor of
+    data), "construct" (a module built), "batch" (yielded by a loader loop), "slice" (sliced from a
+    CPU tensor in a loop), "attribute" (a plain tensor attribute of a module), "move" (`.to`,
+    `.cuda()`, `device=`), "module" (a module's own parameters or layers, inside its methods),
+    "load" (torch.load), "cuda-type" (`torch.cuda.FloatTensor`), "param" (a parameter whose
+    callers agree).
+    """
+
+    kind: str
+    node: cst.CSTNode
+    name: Optional[str] = None  # the variable the value was bound to there, when one
+    loop: Optional[cst.CSTNode] = None  # for batches and slices: the loop
+    binder: Optional[cst.CSTNode] = None  # for batches: the For / Assign that bound `name`
+    device: Optional[cst.BaseExpression] = None  # for moves: the device expression used
+    guarded: bool = False  # for moves: under a condition about CUDA that is a user's choice
+    source: Optional[int] = None  # for batches: the identity of the DataLoader(...) call
+    note: str = ""
+
+
+MAX_ORIGINS = 6
+
+
+@dataclass(frozen=True, eq=False)
+class Value:
+    kind: Kind
+    place: Place = Place.UNKNOWN
+    origins: FrozenSet[Origin] = frozenset()
+    items: Optional[Tuple["Value", ...]] = None  # STRUCT: positional items, when known
+    keys: Optional[Tuple[Tuple[str, "Value"], ...]] = None  # STRUCT: dict items by string key
+    element: Optional["Value"] = None  # STRUCT/LOADER: the value of any item (iteration, batch[i])
+    obj: Optional[int] = None  # MODULE: heap identity (the place lives in the heap)
+    scalar: bool = False  # a 0-dim tensor built from a Python number: meets any device
+    grad: bool = False  # surely requires grad (a model's output, outside no_grad)
+    neutral: bool = False  # MODULE without tensors of its own (ReLU, a loss without weights)
+    cls: Optional[cst.ClassDef] = None  # MODULE/DATASET/OTHER instances of a class of this file
+    attrs: Tuple[Tuple[str, "Value"], ...] = ()  # OTHER: known attributes (argparse options)
+    qual: Optional[str] = None  # a reference to an imported name: "torch.nn.Linear"
+    ref: Optional[cst.CSTNode] = None  # a reference to a def, class or lambda of this file
+    bound: Optional["Value"] = None  # with `ref` a method: the instance it is bound to
+    flag: Optional[str] = None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant"
+    truth: Optional[bool] = None  # HOST: the value of a condition on a GPU machine run as intended
+    text: Optional[str] = None  # HOST: a string constant
+    member: bool = False  # TENSOR: a member of a module of unknown class (a layer, parameter or buffer)
+    dp: bool = False  # MODULE: wrapped in nn.DataParallel (scatters CPU inputs itself)
+    param: Optional[cst.CSTNode] = None  # module world: a method's parameter, unchanged (the FunctionDef)
+
+    def with_place(self, place: Place, origin: Optional[Origin] = None) -> "Value":
+        origins = frozenset({origin}) if origin is not None else self.origins
+        return replace(self, place=place, origins=origins)
+
+    def evidence(self, kind: str) -> Tuple[Origin, ...]:
+        return tuple(o for o in self.origins if o.kind == kind)
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR
+
+    def attr(self, name: str) -> Optional["Value"]:
+        for key, value in self.attrs:
+            if key == name:
+                return value
+        return None
+
+
+# Where a module lives, with the evidence: the heap maps a module's identity to one of these.
+Slot = Tuple[Place, FrozenSet[Origin]]
+
+
+def join_slots(a: Optional[Slot], b: Optional[Slot]) -> Slot:
+    if a is None:
+        return b if b is not None else (Place.UNKNOWN, frozenset())
+    if b is None:
+        return a
+    place = a[0].join(b[0])
+    return (place, a[1] | b[1] if place is not Place.UNKNOWN else frozenset())
+
+
+UNKNOWN = Value(Kind.OTHER, Place.UNKNOWN)
+HOST = Value(Kind.HOST, Place.CPU)
+
+
+def join(a: Optional[Value], b: Optional[Value]) -> Value:
+    """The value at a point reached from two paths (branches, loop iterations, call sites)."""
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None or a is b:
+        return a
+    if a.kind is not b.kind:
+        if a.kind is Kind.HOST and b.kind is Kind.TENSOR or b.kind is Kind.HOST and a.kind is Kind.TENSOR:
+            return UNKNOWN  # `x = 0` then `x = x + loss`: a number or a tensor
+        return UNKNOWN
+    place = a.place.join(b.place)
+    origins = a.origins | b.origins if place is not Place.UNKNOWN else frozenset()
+    if len(origins) > MAX_ORIGINS:
+        origins = frozenset(list(origins)[:MAX_ORIGINS])
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    element = join(a.element, b.element) if a.element is not None and b.element is not None else None
+    return Value(
+        a.kind,
+        place,
+        origins,
+        items=items,
+        element=element,
+        obj=a.obj if a.obj == b.obj else None,
+        scalar=a.scalar and b.scalar,
+        grad=a.grad and b.grad,
+        neutral=a.neutral and b.neutral,
+        cls=a.cls if a.cls is b.cls else None,
+        qual=a.qual if a.qual == b.qual else None,
+        ref=a.ref if a.ref is b.ref else None,
+        flag=a.flag if a.flag == b.flag else None,
+        truth=a.truth if a.truth == b.truth else None,
+        member=a.member and b.member,
+        dp=a.dp and b.dp,
+    )
+
+
+def derived(kind: Kind, sources, *, grad: Optional[bool] = None, scalar: bool = False) -> Value:
+    """A value computed from `sources` (their places joined, their origins kept)."""
+    place = Place.NONE
+    origins: FrozenSet[Origin] = frozenset()
+    grad_out = False
+    for source in sources:
+        if source is None or source.kind is Kind.HOST:
+            continue
+        if source.scalar and source.kind is Kind.TENSOR:
+            continue  # a 0-dim tensor takes the device of what it meets
+        place = place.join(source.place)
+        origins = origins | source.origins
+        grad_out = grad_out or source.grad
+    if place is Place.NONE:
+        place = Place.CPU if scalar or any(s is not None and s.kind in (Kind.HOST, Kind.TENSOR) for s in sources) else Place.UNKNOWN
+    if place is Place.UNKNOWN:
+        origins = frozenset()
+    if len(origins) > MAX_ORIGINS:
+        origins = frozenset(list(origins)[:MAX_ORIGINS])
+    return Value(kind, place, origins, grad=grad_out if grad is None else grad, scalar=scalar)
+
+
+def takes_part(value: Value) -> bool:
+    """Whether a value's device matters where it meets others: tensors (a 0-dim one takes the
+    device of what it meets) and modules that hold tensors."""
+    if value.kind is Kind.TENSOR:
+        return not value.scalar
+    return value.kind is Kind.MODULE and not value.neutral
+
+
+@dataclass
+class Meeting:
+    """A place where values must share a device: a module call, arithmetic, `torch.cat`, a
+    loss, an index, a host conversion. `node` is the expression; `operands` the values met."""
+
+    node: cst.CSTNode
+    kind: str  # "call" (module call), "op" (arithmetic / combining function), "index", "host", "submodule"
+    operands: Tuple[Tuple[cst.CSTNode, Value], ...]
+    module: Optional[Value] = None  # for "call": the module called
+    detail: str = ""
+    requires: FrozenSet[int] = field(default_factory=frozenset)  # ids of operand nodes that must stay on the host
+
+    def places(self) -> FrozenSet[Place]:
+        found = {v.place for _, v in self.operands if takes_part(v)}
+        if self.module is not None and not self.module.neutral:
+            found.add(self.module.place)
+        return frozenset(found)
+
+    def conflict(self) -> bool:
+        places = self.places()
+        return Place.CPU in places and Place.DEVICE in places

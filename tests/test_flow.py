@@ -1,0 +1,140 @@
+"""The device-flow analysis (devfix/analysis/): where values live, what meets what, the plan.
+
+Fixtures show what comes out of whole programs; these tests pin the facts the rules read,
+for the shapes real training code takes, and the cases where devfix must know nothing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis import FileFacts
+from devfix.analysis.values import Kind, Place
+from devfix.engine import fix_code
+
+HEADER = """import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+criterion = nn.CrossEntropyLoss()
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, pin_memory=True)
+"""
+
+
+def facts_of(code: str) -> FileFacts:
+    return FileFacts(cst.parse_module(code))
+
+
+def bound(facts: FileFacts, name: str):
+    """The last value bound to `name` anywhere in the file."""
+    found = [value for (_, key), value in facts.program.bound.items() if key == name]
+    return found[-1]
+
+
+def moved_names(facts: FileFacts, rule: str = "DEV004"):
+    return sorted(move.origin.name for move in facts.plan.by_rule(rule))
+
+
+def test_batches_are_cpu_tensors_named_where_the_loop_binds_them():
+    facts = facts_of(HEADER + "for x, y, ids in loader:\n    loss = criterion(model(x), y)\n    print(np.asarray(ids))\n")
+    x = bound(facts, "x")
+    assert x.kind is Kind.TENSOR and x.place is Place.CPU
+    [origin] = x.origins
+    assert origin.kind == "batch" and origin.name == "x" and isinstance(origin.binder, cst.For)
+    assert moved_names(facts) == ["x", "y"]  # `ids` only goes to NumPy: it stays
+
+
+def test_moved_batches_are_on_the_device_and_nothing_is_planned():
+    facts = facts_of(HEADER + "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss = criterion(model(x), y)\n")
+    assert bound(facts, "x").place is Place.DEVICE
+    assert facts.plan.moves == {}
+
+
+def test_a_dtype_cast_is_not_a_move():
+    facts = facts_of(HEADER + "for x, y in loader:\n    x = x.to(torch.float32)\n    loss = criterion(model(x), y)\n")
+    assert moved_names(facts) == ["x", "y"]
+
+
+def test_the_type_idiom_with_a_cuda_tensor_type_moves_the_batch():
+    code = (
+        "import torch\nfrom torch import nn\ncuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+        "net = nn.Linear(4, 4)\nif cuda:\n    net.cuda()\n"
+        "loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 4)), batch_size=2)\n"
+        "for (imgs,) in loader:\n    real = imgs.type(Tensor)\n    print(net(real))\n"
+    )
+    facts = facts_of(code)
+    assert bound(facts, "real").place is Place.DEVICE
+    assert fix_code(code) == (code, [])
+
+
+def test_a_program_that_only_mentions_a_device_places_nothing():
+    code = (
+        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(8, 8)\n        self.pos = nn.Parameter(torch.zeros(1, 8))\n\n    def forward(self, x):\n"
+        "        return self.proj(x) + self.pos.to(x.device)\n\nif __name__ == '__main__':\n    net = Net()\n"
+        "    assert net(torch.randn(2, 8)).shape == (2, 8)\n"
+    )
+    assert fix_code(code) == (code, [])
+
+
+def test_a_model_from_elsewhere_is_unknown_and_never_edited():
+    code = (
+        "import torch\nfrom mylib import load_model\n\nmodel = load_model()\nscale = torch.ones(1, device='cpu')\n"
+        "for x in torch.utils.data.DataLoader(range(4)):\n    print(model(x) * scale)\n"
+    )
+    facts = facts_of(code)
+    assert bound(facts, "model").place is Place.UNKNOWN
+    assert fix_code(code) == (code, [])
+
+
+def test_a_helper_reuses_the_module_level_device_the_model_needs():
+    code = (
+        "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n\n\n"
+        "def run(loader):\n    for x, y in loader:\n        print(model(x))\n"
+    )
+    new, _ = fix_code(code)
+    assert "        x = x.to(device)\n" in new  # `loader` is a loader by its name (spec DEV004)
+    assert new.count("device = ") == 1 and "nn.Linear(2, 2).to(device)" in new
+
+
+def test_a_discarded_move_on_a_global_inside_a_function_is_not_rewritten():
+    code = HEADER + "x = torch.ones(4)\n\n\ndef f():\n    x.to(device)\n    return model(x)\n"
+    new, diagnostics = fix_code(code)
+    assert [d for d in diagnostics if d.code == "DEV011"] == []
+    assert "x = torch.ones(4, device=device)" in new  # the global meets the model: made on the device
+
+
+def test_next_over_iter_of_a_loader_yields_batches():
+    facts = facts_of(HEADER + "it = iter(loader)\nfor step in range(2):\n    x, y = next(it)\n    loss = criterion(model(x), y)\n")
+    assert moved_names(facts) == ["x", "y"]
+    assert all(isinstance(move.origin.binder, cst.Assign) for move in facts.plan.by_rule("DEV004"))
+
+
+def test_a_tensor_needed_on_the_device_and_by_numpy_is_reported_without_fix():
+    code = HEADER + "for x, y in loader:\n    loss = criterion(model(x), y)\n    print(np.mean(y))\n"
+    new, diagnostics = fix_code(code)
+    assert new == code
+    [finding] = [d for d in diagnostics if d.code == "DEV004"]
+    assert finding.status == "no-fix" and "numpy.mean" in finding.message
+
+
+def test_a_model_moved_after_a_condition_that_may_not_hold_is_unknown():
+    code = "import sys\nimport torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nif len(sys.argv) > 1:\n    model.cuda()\nprint(model(torch.ones(1, 2)))\n"
+    facts = facts_of(code)
+    assert bound(facts, "model").place is Place.CPU  # the binding; its place after the `if` is the heap's
+    assert facts.plan.moves == {}
+
+
+def test_moving_a_model_moves_the_other_inputs_it_meets():
+    """Components: the model meets a moved batch, so it moves; it also meets a CPU tensor in
+    a consistent CPU call elsewhere, which must move with it (or the fix breaks that call)."""
+    code = (
+        "import torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(2, 2)\nprobe = torch.ones(1, 2)\nprint(model(probe))\nprint(model(torch.ones(1, 2).to(device)))\n"
+    )
+    new, _ = fix_code(code)
+    assert "model = nn.Linear(2, 2).to(device)" in new
+    assert "probe = torch.ones(1, 2, device=device)" in new
