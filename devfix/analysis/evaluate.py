@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from devfix.analysis import calls
+from devfix.analysis import calls, operations
 from devfix.analysis.torch_api import device_string_place
 from devfix.analysis.scopes import Scope
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Slot, Value, join, join_slots
@@ -230,7 +230,7 @@ class Frame:
     def _aug_assign(self, node: cst.AugAssign) -> None:
         right = self.expr(node.value)
         left = self.expr(node.target)
-        result = calls.arithmetic(self, node, left, right, node.target, node.value)
+        result = operations.arithmetic(self, node, left, right, node.target, node.value)
         if isinstance(node.target, cst.Name):
             self.env[node.target.value] = result
             self.program.bound[(id(node), node.target.value)] = result
@@ -265,7 +265,7 @@ class Frame:
 
     def _for(self, node: cst.For) -> None:
         iterable = self.expr(node.iter)
-        element = calls.iterate(self, iterable, node)
+        element = operations.iterate(self, iterable, node)
         self.program.loop_iterables[id(node)] = iterable
         before = self.snapshot()
         self.loops.append(node)
@@ -317,10 +317,10 @@ class Frame:
         no_grad = 0
         for item in node.items:
             value = self.expr(item.item)
-            if calls.is_no_grad_context(self, item.item, value):
+            if operations.is_no_grad_context(self, item.item, value):
                 no_grad += 1
             if item.asname is not None:
-                self.bind(item.asname.name, calls.entered(value), node)
+                self.bind(item.asname.name, operations.entered(value), node)
         self.no_grad += no_grad
         try:
             self.block(node.body)
@@ -364,20 +364,20 @@ class Frame:
         return self.lookup(node.value)
 
     def _attribute(self, node: cst.Attribute) -> Value:
-        return calls.attribute(self, node, self.expr(node.value))
+        return operations.attribute(self, node, self.expr(node.value))
 
     def _call(self, node: cst.Call) -> Value:
         return calls.call(self, node)
 
     def _subscript(self, node: cst.Subscript) -> Value:
-        return calls.subscript(self, node, self.expr(node.value))
+        return operations.subscript(self, node, self.expr(node.value))
 
     def _binary(self, node: cst.BinaryOperation) -> Value:
         left = self.expr(node.left)
         right = self.expr(node.right)
         if isinstance(node.operator, cst.Modulo) and left.kind is Kind.HOST:
-            return calls.formatted(left, right)
-        return calls.arithmetic(self, node, left, right, node.left, node.right)
+            return operations.formatted(left, right)
+        return operations.arithmetic(self, node, left, right, node.left, node.right)
 
     def _unary(self, node: cst.UnaryOperation) -> Value:
         value = self.expr(node.expression)
@@ -395,7 +395,7 @@ class Frame:
         values = [left]
         for target in node.comparisons:
             values.append(self.expr(target.comparator))
-        return calls.compare(self, node, values)
+        return operations.compare(self, node, values)
 
     def _if_exp(self, node: cst.IfExp) -> Value:
         known, flag = self.condition(node.test)
@@ -411,35 +411,35 @@ class Frame:
         for element in node.elements:
             value = self.expr(element.value)
             if isinstance(element, cst.StarredElement):
-                return calls.struct(items=None, element=_rest_of(value).element)
+                return operations.struct(items=None, element=_rest_of(value).element)
             items.append(value)
-        return calls.struct(items=tuple(items))
+        return operations.struct(items=tuple(items))
 
     def _dict(self, node: cst.Dict) -> Value:
         keys = []
         values = []
         for element in node.elements:
             if isinstance(element, cst.DictElement):
-                key = self.expr(element.key)
+                self.expr(element.key)
                 value = self.expr(element.value)
                 values.append(value)
                 if isinstance(element.key, cst.SimpleString):
-                    keys.append((calls.string_of(element.key) or "", value))
+                    keys.append((operations.string_of(element.key) or "", value))
             else:
                 values.append(self.expr(element.value))
         element_value = None
         for value in values:
             element_value = join(element_value, value) if element_value is not None else value
-        return calls.struct(keys=tuple(keys) if len(keys) == len(values) else None, element=element_value)
+        return operations.struct(keys=tuple(keys) if len(keys) == len(values) else None, element=element_value)
 
     def _comprehension(self, node) -> Value:
-        return calls.comprehension(self, node)
+        return operations.comprehension(self, node)
 
     def _constant(self, node) -> Value:
         return HOST
 
     def _string(self, node) -> Value:
-        text = calls.string_of(node)
+        text = operations.string_of(node)
         return replace(HOST, text=text) if text is not None else HOST
 
     def _lambda(self, node: cst.Lambda) -> Value:
@@ -516,7 +516,7 @@ def _item(value: Value, index: int, count: Optional[int]) -> Value:
 
 def _rest_of(value: Value) -> Value:
     element = value.element if value.kind is Kind.STRUCT and value.element is not None else UNKNOWN
-    return calls.struct(element=element)
+    return operations.struct(element=element)
 
 
 _STATEMENTS = {

@@ -22,9 +22,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from devfix.analysis import calls
+from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.collect import Collected
+from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
 from devfix.analysis.scopes import Scope, dotted_name
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots
@@ -33,49 +34,6 @@ MAX_PASSES = 4
 Args = List[Tuple[cst.Arg, Value]]
 
 
-@dataclass(eq=False)
-class ClassInfo:
-    node: cst.ClassDef
-    kind: str  # "module" | "dataset" | "other"
-    framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
-    methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
-    attrs: Dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
-    writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
-    writes_seen: Dict[str, List[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
-    buffers: Set[str] = field(default_factory=set)
-    moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
-    places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
-    bases: Tuple["ClassInfo", ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.node.name.value
-
-    def method(self, name: str) -> Optional[cst.FunctionDef]:
-        if name in self.methods:
-            return self.methods[name]
-        for base in self.bases:
-            found = base.method(name)
-            if found is not None:
-                return found
-        return None
-
-    def attribute(self, name: str) -> Optional[Value]:
-        if name in self.attrs:
-            return self.attrs[name]
-        for base in self.bases:
-            found = base.attribute(name)
-            if found is not None:
-                return found
-        return None
-
-    @property
-    def has_state(self) -> bool:
-        """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
-        weight of its own; a plain tensor attribute is DEV012's question)."""
-        if self.buffers or any(v.kind is Kind.MODULE and not v.neutral or v.kind is Kind.TENSOR and v.grad for v in self.attrs.values()):
-            return True
-        return any(base.has_state for base in self.bases)
 
 
 @dataclass(eq=False)
@@ -122,7 +80,7 @@ class OptimizerInfo:
     module: Optional[Value]  # the module whose parameters it gets, with its place at construction
 
 
-class Program:
+class Program(ClassFlow):
     def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False) -> None:
         self.data = data
         # DEV011 turns `x.to(device)` alone on a line into `x = x.to(device)`: evaluate it so.
@@ -180,67 +138,14 @@ class Program:
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
                 continue
-            flags = [calls.string_of(a.value) for a in call.args if a.keyword is None]
+            flags = [operations.string_of(a.value) for a in call.args if a.keyword is None]
             flags = [f for f in flags if f]
             if not flags:
                 continue
-            dest = next((calls.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
+            dest = next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
             long = next((f for f in flags if f.startswith("--")), flags[0])
             dest = dest or long.lstrip("-").replace("-", "_")
             self.options[dest] = _option_value(dest, call)
-
-    def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
-        if id(node) in self.classes:
-            info = self.classes[id(node)]
-        else:
-            info = ClassInfo(node, "other")
-            self.classes[id(node)] = info
-            for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-                if isinstance(statement, cst.FunctionDef):
-                    info.methods[statement.name.value] = statement
-        bases = []
-        kind = "other"
-        for base in node.bases:
-            value = frame.expr(base.value)
-            if value.ref is not None and id(value.ref) in self.classes:
-                parent = self.classes[id(value.ref)]
-                bases.append(parent)
-                if parent.kind != "other":
-                    kind = parent.kind
-                info.framework = info.framework or parent.framework
-            elif value.qual is not None:
-                if value.qual in api.MODULE_ROOTS or api.nn_class(value.qual) is not None:
-                    kind = "module"
-                elif value.qual in api.DATASET_ROOTS:
-                    kind = "dataset"
-                elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
-                    info.framework = True
-        info.kind = kind
-        info.bases = tuple(bases)
-        for name, method in info.methods.items():
-            function = self.functions[id(method)]
-            function.klass = info
-            params = function.node.params.params
-            decorators = {dotted_name(d.decorator) for d in method.decorators}
-            if params and not decorators & {"staticmethod", "classmethod"}:
-                function.self_name = params[0].name.value
-            function.world = "module" if kind == "module" and not info.framework else "program"
-        info.places_itself = kind == "module" and self._places_itself(info)
-
-    def _places_itself(self, info: ClassInfo) -> bool:
-        init = info.methods.get("__init__")
-        if init is None:
-            return False
-        for call in self.data.calls:
-            func = call.func
-            inside = self.data.order[id(init)] < self.data.order[id(call)] <= self.data.end_order.get(id(init), -1)
-            if not inside:
-                continue
-            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS:
-                return True
-            if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-                return True
-        return False
 
     # -- names ---------------------------------------------------------------------------------------
     def global_value(self, name: str, scope: Scope) -> Value:
@@ -399,69 +304,6 @@ class Program:
             return replace(inner, dp=True)
         return inner
 
-    def module_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
-        """`model.fc`, `self.fc` (module world), `model.module` (DataParallel)."""
-        if name == "module" and base.dp:
-            return replace(base, dp=False)
-        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
-        if cls is not None:
-            method = cls.method(name)
-            if method is not None:
-                return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
-            if frame.world == "module" and base.origins and any(o.kind == "module" for o in base.origins):
-                return self._own_attribute(frame, cls, name)
-            known = cls.attribute(name)
-            if known is not None:
-                return self._member_of(base, known)
-        if name in ("training",):
-            return HOST
-        return calls.program_member(base)
-
-    def _member_of(self, module: Value, attribute: Value) -> Value:
-        """An attribute of a module instance seen from outside (program world)."""
-        if attribute.kind is Kind.MODULE or attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU:
-            return calls.program_member(module)
-        if attribute.kind is Kind.HOST:
-            return HOST
-        return UNKNOWN
-
-    def _own_attribute(self, frame: Frame, cls: ClassInfo, name: str) -> Value:
-        """`self.x` inside a module's own methods: where it lives relative to the module."""
-        local = frame.env.get(f"self.{name}")
-        if local is not None:
-            return local
-        module = Origin("module", cls.node, name=name)
-        if name in cls.buffers or any(name in base.buffers for base in cls.bases):
-            return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}))
-        known = cls.attribute(name)
-        if known is None:
-            return UNKNOWN
-        if known.kind is Kind.MODULE:
-            if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
-                return UNKNOWN
-            return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=None)
-        if known.kind is Kind.TENSOR:
-            if known.grad:  # nn.Parameter
-                return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=True)
-            return self._plain_tensor(cls, name, known)
-        if known.kind is Kind.STRUCT:
-            return known
-        return known if known.kind is Kind.HOST else UNKNOWN
-
-    def _plain_tensor(self, cls: ClassInfo, name: str, known: Value) -> Value:
-        """A tensor stored as a plain attribute: `.to(device)` on the module leaves it where it
-        was made. Evidence for DEV012 only when it is written once, in `__init__`."""
-        writes = cls.writes_seen.get(name, [])
-        init = cls.methods.get("__init__")
-        if known.place is not Place.CPU or len(writes) != 1 or init is None or not self._inside(writes[0], init):
-            return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
-        origin = Origin("attribute", writes[0], name=name)
-        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), scalar=known.scalar)
-
-    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
-        order = self.data.order.get(id(node), -1)
-        return self.data.order.get(id(ancestor), -1) < order <= self.data.end_order.get(id(ancestor), -1)
-
     def made_in(self, value: Value, loop: cst.CSTNode) -> bool:
         """Some origin of `value` lies inside `loop` (made anew at each iteration)."""
         for origin in value.origins:
@@ -471,13 +313,6 @@ class Program:
                     return True
                 parent = self.data.parent.get(id(parent))
         return False
-
-    def defines(self, instance: Value, name: str) -> bool:
-        """The instance's class (of this file) defines `name`: a method, or an attribute it sets."""
-        cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
-        if cls is None:
-            return False
-        return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
 
     def module_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
         if name in api.MOVE_METHODS or name == "cpu":
@@ -507,94 +342,6 @@ class Program:
             return UNKNOWN
         # a method of a module of unknown class (`model.generate(ids)`, `model.encode(x)`)
         return calls.module_call(frame, node, receiver, args)
-
-    def host_parameters(self, module: Value, args: Args) -> Set[int]:
-        """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
-        NumPy): their nodes' ids. Also, a module that moves its inputs itself takes any."""
-        cls = self.classes.get(id(module.cls)) if module.cls is not None else None
-        if cls is None:
-            return set()
-        forward = cls.method("forward")
-        if forward is None:
-            return set()
-        info = self.functions[id(forward)]
-        params = [p.name.value for p in info.parameters()][1:]
-        found = set()
-        for index, (arg, value) in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) and not arg.star else None)
-            if name is None:
-                continue
-            if name in info.moves_params or name in info.host_params:
-                found.add(id(arg.value))
-        return found
-
-    def _host_parameters(self, info: FunctionInfo) -> Set[str]:
-        """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
-        params = {p.name.value for p in info.parameters()}
-        start, end = self.data.order.get(id(info.node), -1), self.data.end_order.get(id(info.node), -1)
-        found = set()
-        for meeting in self.meetings.values():
-            if meeting.kind != "host" or not start < self.data.order.get(id(meeting.node), -2) <= end:
-                continue
-            found.update(n.value for n, _ in meeting.operands if isinstance(n, cst.Name) and n.value in params)
-        return found
-
-    # -- instances of the file's classes ------------------------------------------------------------------
-    def instantiate(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
-        init = cls.method("__init__")
-        if cls.kind == "module":
-            children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
-            if init is not None and self.functions[id(init)].world == "program":
-                self.call_function(frame, node, self.functions[id(init)], args, bound=None)
-            if cls.framework or cls.places_itself or cls.moves_inputs:
-                calls._escape_all(frame, args)
-                return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
-            return self.construct(frame, node, neutral=not cls.has_state and not children and not cls.bases, cls=cls, children=children)
-        instance = Value(Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node))
-        if init is not None:
-            self.call_function(frame, node, self.functions[id(init)], args, bound=instance)
-        if cls.kind == "dataset":
-            getitem = cls.method("__getitem__")
-            if getitem is not None:
-                element = self.functions[id(getitem)].returns
-                if element is not None:
-                    return replace(instance, place=element.place, element=element)
-            return replace(instance, place=Place.CPU)
-        return instance
-
-    def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
-        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
-        if cls is None:
-            return UNKNOWN
-        method = cls.method(name)
-        if method is not None:
-            return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
-        if frame.self_name is not None and frame.klass is cls and f"self.{name}" in frame.env:
-            return frame.place_of(frame.env[f"self.{name}"])
-        known = cls.attribute(name)
-        return frame.place_of(known) if known is not None else UNKNOWN
-
-    def classes_assign(self, frame: Frame, target: cst.Attribute, value: Value) -> None:
-        """`self.x = value` in a method: recorded on the class; other attribute writes: a
-        module put into a model after it moved (`model.fc = nn.Linear(...)`)."""
-        owner = frame.expr(target.value)
-        name = target.attr.value
-        if isinstance(target.value, cst.Name) and target.value.value == frame.self_name and frame.klass is not None:
-            frame.env[f"self.{name}"] = value
-            frame.klass.writes.setdefault(name, []).append((target, value))
-            return
-        if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:
-            if value.obj is not None and owner.obj is not None:
-                self.children.setdefault(owner.obj, []).append(value.obj)
-            self.meet(target, "submodule", [(target, value)], module=owner)
-
-    def call_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
-        cls = self.classes.get(id(receiver.cls)) if receiver.cls is not None else None
-        method = cls.method(name) if cls is not None else None
-        if method is None:
-            calls._escape_all(frame, args)
-            return UNKNOWN
-        return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
 
     # -- calls of the file's functions ---------------------------------------------------------------------
     def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
@@ -713,7 +460,7 @@ class Program:
         if name in ("parse_args", "parse_known_args"):
             namespace = Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple(self.options.items()))
             if name == "parse_known_args":
-                return calls.struct(items=(namespace, UNKNOWN))
+                return operations.struct(items=(namespace, UNKNOWN))
             return namespace
         return HOST if name == "add_argument" else UNKNOWN
 
@@ -865,39 +612,6 @@ class Program:
             parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)
 
-    def _registered_buffers(self, klass: ClassInfo) -> Set[str]:
-        found = set()
-        for method in klass.methods.values():
-            start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
-            for call in self.data.calls:
-                if not start < self.data.order[id(call)] <= end:
-                    continue
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") and call.args:
-                    text = calls.string_of(call.args[0].value)
-                    if text:
-                        found.add(text)
-        return found
-
-    def _moves_inputs(self, klass: ClassInfo) -> bool:
-        """`forward` (or a method it is) moves its own tensor parameters: `x = x.to(self.device)`."""
-        if klass.kind != "module":
-            return False
-        forward = klass.methods.get("forward")
-        if forward is None:
-            return False
-        info = self.functions[id(forward)]
-        params = {p.name.value for p in info.parameters()[1:]}
-        moved = set()
-        start, end = self.data.order[id(forward)], self.data.end_order.get(id(forward), -1)
-        for call in self.data.calls:
-            if not start < self.data.order[id(call)] <= end:
-                continue
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS and isinstance(func.value, cst.Name) and func.value.value in params:
-                moved.add(func.value.value)
-        info.moves_params = moved
-        return bool(moved)
 
 
 def _signature(value: Optional[Value]) -> tuple:
@@ -940,7 +654,7 @@ def _cpu_batch(element: Value) -> Value:
         items = tuple(_cpu_batch(i) for i in element.items) if element.items is not None else None
         keys = tuple((k, _cpu_batch(v)) for k, v in element.keys) if element.keys else None
         inner = _cpu_batch(element.element) if element.element is not None and element.element is not element else None
-        return calls.struct(items=items, keys=keys, element=inner if items is None and keys is None else None)
+        return operations.struct(items=items, keys=keys, element=inner if items is None and keys is None else None)
     if element.kind is Kind.HOST:
         return Value(Kind.TENSOR, Place.CPU)  # numbers and arrays are collated into CPU tensors
     return element
@@ -948,13 +662,13 @@ def _cpu_batch(element: Value) -> Value:
 
 def _option_value(dest: str, call: cst.Call) -> Value:
     """What an argparse option holds when the program runs on a GPU machine as intended."""
-    action = next((calls.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "action"), None)
+    action = next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "action"), None)
     default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
     lowered = dest.lower()
     negative = any(word in lowered for word in ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")) or lowered == "cpu"
     positive = any(word in lowered for word in ("cuda", "gpu", "ngpu", "accel"))
     if "device" in lowered and not positive:
-        text = calls.string_of(default) if default is not None else None
+        text = operations.string_of(default) if default is not None else None
         if text is not None and api.device_string_place(text) == "cpu":
             return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")

@@ -11,7 +11,7 @@ exist yet carries the declaration it needs (`requests`); the engine inserts each
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst

@@ -6,7 +6,7 @@ from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
-from devfix.analysis.calls import string_of as string_value
+from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.values import Kind, Origin
 
 ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)

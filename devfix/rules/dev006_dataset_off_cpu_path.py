@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List
 
-import libcst as cst
-
 from devfix.analysis.datasets import LoaderPlan, Transfer
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext

@@ -1,0 +1,321 @@
+"""The file's classes in the device flow: modules, datasets, and other classes' instances.
+
+A mixin of `Program` (program.py): how a class of this file is recognised (an `nn.Module`
+or `Dataset` subclass, or a framework's class that places itself), what its instances are
+when built (`Net()` is a module on the CPU; a Dataset's items are what `__getitem__`
+returns), and what their attributes hold — seen from outside (`model.fc`, `trainer.model`),
+or from the module's own methods, where layers, parameters and buffers live on the module's
+device and a plain tensor attribute stays on the CPU (the evidence DEV012 needs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from devfix.analysis import calls, operations
+from devfix.analysis import torch_api as api
+from devfix.analysis.scopes import dotted_name
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.evaluate import Frame
+    from devfix.analysis.program import FunctionInfo
+
+Args = List[Tuple[cst.Arg, Value]]
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    kind: str  # "module" | "dataset" | "other"
+    framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
+    methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
+    attrs: Dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
+    writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
+    writes_seen: Dict[str, List[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    buffers: Set[str] = field(default_factory=set)
+    moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
+    places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
+    bases: Tuple["ClassInfo", ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def method(self, name: str) -> Optional[cst.FunctionDef]:
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.bases:
+            found = base.method(name)
+            if found is not None:
+                return found
+        return None
+
+    def attribute(self, name: str) -> Optional[Value]:
+        if name in self.attrs:
+            return self.attrs[name]
+        for base in self.bases:
+            found = base.attribute(name)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def has_state(self) -> bool:
+        """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
+        weight of its own; a plain tensor attribute is DEV012's question)."""
+        if self.buffers or any(v.kind is Kind.MODULE and not v.neutral or v.kind is Kind.TENSOR and v.grad for v in self.attrs.values()):
+            return True
+        return any(base.has_state for base in self.bases)
+
+
+class ClassFlow:
+    """The class-related half of `Program` (see program.py for the state it reads)."""
+
+    def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
+        if id(node) in self.classes:
+            info = self.classes[id(node)]
+        else:
+            info = ClassInfo(node, "other")
+            self.classes[id(node)] = info
+            for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                if isinstance(statement, cst.FunctionDef):
+                    info.methods[statement.name.value] = statement
+        bases = []
+        kind = "other"
+        for base in node.bases:
+            value = frame.expr(base.value)
+            if value.ref is not None and id(value.ref) in self.classes:
+                parent = self.classes[id(value.ref)]
+                bases.append(parent)
+                if parent.kind != "other":
+                    kind = parent.kind
+                info.framework = info.framework or parent.framework
+            elif value.qual is not None:
+                if value.qual in api.MODULE_ROOTS or api.nn_class(value.qual) is not None:
+                    kind = "module"
+                elif value.qual in api.DATASET_ROOTS:
+                    kind = "dataset"
+                elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
+                    info.framework = True
+        info.kind = kind
+        info.bases = tuple(bases)
+        for name, method in info.methods.items():
+            function = self.functions[id(method)]
+            function.klass = info
+            params = function.node.params.params
+            decorators = {dotted_name(d.decorator) for d in method.decorators}
+            if params and not decorators & {"staticmethod", "classmethod"}:
+                function.self_name = params[0].name.value
+            function.world = "module" if kind == "module" and not info.framework else "program"
+        info.places_itself = kind == "module" and self._places_itself(info)
+
+    def _places_itself(self, info: ClassInfo) -> bool:
+        init = info.methods.get("__init__")
+        if init is None:
+            return False
+        for call in self.data.calls:
+            func = call.func
+            inside = self.data.order[id(init)] < self.data.order[id(call)] <= self.data.end_order.get(id(init), -1)
+            if not inside:
+                continue
+            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS:
+                return True
+            if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                return True
+        return False
+
+    def module_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
+        """`model.fc`, `self.fc` (module world), `model.module` (DataParallel)."""
+        if name == "module" and base.dp:
+            return replace(base, dp=False)
+        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
+        if cls is not None:
+            method = cls.method(name)
+            if method is not None:
+                return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
+            if frame.world == "module" and base.origins and any(o.kind == "module" for o in base.origins):
+                return self._own_attribute(frame, cls, name)
+            known = cls.attribute(name)
+            if known is not None:
+                return self._member_of(base, known)
+        if name in ("training",):
+            return HOST
+        return operations.program_member(base)
+
+    def _member_of(self, module: Value, attribute: Value) -> Value:
+        """An attribute of a module instance seen from outside (program world)."""
+        if attribute.kind is Kind.MODULE or attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU:
+            return operations.program_member(module)
+        if attribute.kind is Kind.HOST:
+            return HOST
+        return UNKNOWN
+
+    def _own_attribute(self, frame: Frame, cls: ClassInfo, name: str) -> Value:
+        """`self.x` inside a module's own methods: where it lives relative to the module."""
+        local = frame.env.get(f"self.{name}")
+        if local is not None:
+            return local
+        module = Origin("module", cls.node, name=name)
+        if name in cls.buffers or any(name in base.buffers for base in cls.bases):
+            return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}))
+        known = cls.attribute(name)
+        if known is None:
+            return UNKNOWN
+        if known.kind is Kind.MODULE:
+            if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
+                return UNKNOWN
+            return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=None)
+        if known.kind is Kind.TENSOR:
+            if known.grad:  # nn.Parameter
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=True)
+            return self._plain_tensor(cls, name, known)
+        if known.kind is Kind.STRUCT:
+            return known
+        return known if known.kind is Kind.HOST else UNKNOWN
+
+    def _plain_tensor(self, cls: ClassInfo, name: str, known: Value) -> Value:
+        """A tensor stored as a plain attribute: `.to(device)` on the module leaves it where it
+        was made. Evidence for DEV012 only when it is written once, in `__init__`."""
+        writes = cls.writes_seen.get(name, [])
+        init = cls.methods.get("__init__")
+        if known.place is not Place.CPU or len(writes) != 1 or init is None or not self._inside(writes[0], init):
+            return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
+        origin = Origin("attribute", writes[0], name=name)
+        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), scalar=known.scalar)
+
+    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        order = self.data.order.get(id(node), -1)
+        return self.data.order.get(id(ancestor), -1) < order <= self.data.end_order.get(id(ancestor), -1)
+
+    def defines(self, instance: Value, name: str) -> bool:
+        """The instance's class (of this file) defines `name`: a method, or an attribute it sets."""
+        cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
+        if cls is None:
+            return False
+        return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
+
+    def host_parameters(self, module: Value, args: Args) -> Set[int]:
+        """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
+        NumPy): their nodes' ids. Also, a module that moves its inputs itself takes any."""
+        cls = self.classes.get(id(module.cls)) if module.cls is not None else None
+        if cls is None:
+            return set()
+        forward = cls.method("forward")
+        if forward is None:
+            return set()
+        info = self.functions[id(forward)]
+        params = [p.name.value for p in info.parameters()][1:]
+        found = set()
+        for index, (arg, value) in enumerate(args):
+            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) and not arg.star else None)
+            if name is None:
+                continue
+            if name in info.moves_params or name in info.host_params:
+                found.add(id(arg.value))
+        return found
+
+    def _host_parameters(self, info: FunctionInfo) -> Set[str]:
+        """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
+        params = {p.name.value for p in info.parameters()}
+        start, end = self.data.order.get(id(info.node), -1), self.data.end_order.get(id(info.node), -1)
+        found = set()
+        for meeting in self.meetings.values():
+            if meeting.kind != "host" or not start < self.data.order.get(id(meeting.node), -2) <= end:
+                continue
+            found.update(n.value for n, _ in meeting.operands if isinstance(n, cst.Name) and n.value in params)
+        return found
+
+    # -- instances of the file's classes ------------------------------------------------------------------
+    def instantiate(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
+        init = cls.method("__init__")
+        if cls.kind == "module":
+            children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
+            if init is not None and self.functions[id(init)].world == "program":
+                self.call_function(frame, node, self.functions[id(init)], args, bound=None)
+            if cls.framework or cls.places_itself or cls.moves_inputs:
+                calls._escape_all(frame, args)
+                return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
+            return self.construct(frame, node, neutral=not cls.has_state and not children and not cls.bases, cls=cls, children=children)
+        instance = Value(Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node))
+        if init is not None:
+            self.call_function(frame, node, self.functions[id(init)], args, bound=instance)
+        if cls.kind == "dataset":
+            getitem = cls.method("__getitem__")
+            if getitem is not None:
+                element = self.functions[id(getitem)].returns
+                if element is not None:
+                    return replace(instance, place=element.place, element=element)
+            return replace(instance, place=Place.CPU)
+        return instance
+
+    def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
+        cls = self.classes.get(id(base.cls)) if base.cls is not None else None
+        if cls is None:
+            return UNKNOWN
+        method = cls.method(name)
+        if method is not None:
+            return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
+        if frame.self_name is not None and frame.klass is cls and f"self.{name}" in frame.env:
+            return frame.place_of(frame.env[f"self.{name}"])
+        known = cls.attribute(name)
+        return frame.place_of(known) if known is not None else UNKNOWN
+
+    def classes_assign(self, frame: Frame, target: cst.Attribute, value: Value) -> None:
+        """`self.x = value` in a method: recorded on the class; other attribute writes: a
+        module put into a model after it moved (`model.fc = nn.Linear(...)`)."""
+        owner = frame.expr(target.value)
+        name = target.attr.value
+        if isinstance(target.value, cst.Name) and target.value.value == frame.self_name and frame.klass is not None:
+            frame.env[f"self.{name}"] = value
+            frame.klass.writes.setdefault(name, []).append((target, value))
+            return
+        if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:
+            if value.obj is not None and owner.obj is not None:
+                self.children.setdefault(owner.obj, []).append(value.obj)
+            self.meet(target, "submodule", [(target, value)], module=owner)
+
+    def call_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+        cls = self.classes.get(id(receiver.cls)) if receiver.cls is not None else None
+        method = cls.method(name) if cls is not None else None
+        if method is None:
+            calls._escape_all(frame, args)
+            return UNKNOWN
+        return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
+
+    def _registered_buffers(self, klass: ClassInfo) -> Set[str]:
+        found = set()
+        for method in klass.methods.values():
+            start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
+            for call in self.data.calls:
+                if not start < self.data.order[id(call)] <= end:
+                    continue
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") and call.args:
+                    text = operations.string_of(call.args[0].value)
+                    if text:
+                        found.add(text)
+        return found
+
+    def _moves_inputs(self, klass: ClassInfo) -> bool:
+        """`forward` (or a method it is) moves its own tensor parameters: `x = x.to(self.device)`."""
+        if klass.kind != "module":
+            return False
+        forward = klass.methods.get("forward")
+        if forward is None:
+            return False
+        info = self.functions[id(forward)]
+        params = {p.name.value for p in info.parameters()[1:]}
+        moved = set()
+        start, end = self.data.order[id(forward)], self.data.end_order.get(id(forward), -1)
+        for call in self.data.calls:
+            if not start < self.data.order[id(call)] <= end:
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS and isinstance(func.value, cst.Name) and func.value.value in params:
+                moved.add(func.value.value)
+        info.moves_params = moved
+        return bool(moved)

@@ -1,0 +1,322 @@
+"""What attributes, subscripts, operators, comprehensions and iteration do to places.
+
+The half of the device-flow semantics that needs no call: `model.fc`, `batch["ids"]`,
+`x[i:i + bs]`, `a + b`, `pred == y`, `[t.to(d) for t in batch]`, `for x, y in loader`.
+Calls are in `calls.py`, which builds on these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, List, Optional
+
+import libcst as cst
+
+from devfix.analysis import torch_api as api
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, derived, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.evaluate import Frame
+
+
+# -- small builders ----------------------------------------------------------------------------
+def struct(items=None, keys=None, element: Optional[Value] = None) -> Value:
+    """A tuple, list or dict. Its place is where its tensors live: a sample index or a label
+    string next to the tensors of a batch says nothing about the batch's device."""
+    values = list(items or ()) + [v for _, v in keys or ()]
+    tensors = [v for v in values if v.kind in (Kind.TENSOR, Kind.STRUCT)] or values
+    if element is None and values:
+        element = tensors[0]
+        for value in tensors[1:]:
+            element = join(element, value)
+    if values:
+        place = Place.NONE
+        origins: frozenset = frozenset()
+        for value in tensors:
+            place = place.join(value.place)
+            origins = origins | value.origins
+        if place is Place.UNKNOWN:
+            origins = frozenset()
+    else:
+        place = element.place if element is not None else Place.UNKNOWN
+        origins = element.origins if element is not None else frozenset()
+    return Value(Kind.STRUCT, place, origins, items=items, keys=keys, element=element)
+
+
+def string_of(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes: unknown
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def formatted(left: Value, right: Value) -> Value:
+    """`"cuda:%d" % args.gpu`: still a device string."""
+    return left
+
+
+def entered(value: Value) -> Value:
+    """The value a `with` statement binds: `with open(f) as fh`, `with torch.no_grad()`."""
+    return value if value.kind in (Kind.TENSOR, Kind.MODULE, Kind.STRUCT) else UNKNOWN
+
+
+def is_no_grad_context(frame: "Frame", node: cst.BaseExpression, value: Value) -> bool:
+    qual = value.qual
+    if isinstance(node, cst.Call):
+        qual = frame.program.values.get(id(node.func), UNKNOWN).qual
+        if qual == "torch.set_grad_enabled":
+            return bool(node.args) and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"
+    return qual in api.NO_GRAD_CONTEXTS and qual != "torch.set_grad_enabled"
+
+
+# -- attributes ----------------------------------------------------------------------------------
+def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
+    name = node.attr.value
+    if base.qual is not None:
+        qual = f"{base.qual}.{name}"
+        if qual in api.CUDA_TENSOR_TYPES:
+            return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard")
+        if qual in api.CPU_TENSOR_TYPES:
+            return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant")
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)
+    program = frame.program
+    if base.kind is Kind.TENSOR:
+        if name in ("data", "T", "mT", "H", "real", "imag", "grad"):
+            return replace(base, grad=False, member=False) if name in ("data", "grad") else replace(base, member=False)
+        if name == "device":
+            return Value(Kind.DEVICE, base.place, base.origins, flag="relative")
+        if name == "is_cuda":
+            return replace(HOST, truth=True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), flag="available")
+        if name in api.NON_TENSOR_ATTRIBUTES:
+            return HOST
+        if base.member:
+            return base  # `model.fc.weight`: lives with the module
+        return UNKNOWN
+    if base.kind is Kind.MODULE:
+        return program.module_attribute(frame, base, name, node)
+    if base.kind is Kind.DEVICE:
+        if name == "type":
+            place = base.place
+            text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else None)
+            return replace(HOST, text=text, flag=base.flag)
+        return HOST
+    if base.kind is Kind.DATASET and base.cls is not None:
+        return program.instance_attribute(frame, base, name, node)
+    if base.kind is Kind.LOADER:
+        if name == "dataset":
+            return Value(Kind.DATASET, base.element.place if base.element is not None else Place.UNKNOWN)
+        return HOST if name in ("batch_size", "num_workers") else UNKNOWN
+    if base.kind is Kind.STRUCT and base.element is not None:
+        program.note_access(base, "attr")
+        return UNKNOWN
+    if base.kind is Kind.OTHER:
+        known = base.attr(name)
+        if known is not None:
+            return known
+        return program.instance_attribute(frame, base, name, node)
+    return UNKNOWN
+
+
+# -- subscripts ----------------------------------------------------------------------------------
+def subscript(frame: "Frame", node: cst.Subscript, base: Value) -> Value:
+    indices = []
+    sliced = False
+    for element in node.slice:
+        if isinstance(element.slice, cst.Index):
+            indices.append((element.slice.value, frame.expr(element.slice.value)))
+        else:
+            sliced = True
+            for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                if part is not None:
+                    frame.expr(part)
+    if base.kind is Kind.TENSOR:
+        for index_node, index in indices:
+            if index.kind is Kind.TENSOR and not index.scalar:
+                frame.program.meet(node, "index", [(node.value, base), (index_node, index)])
+        if sliced and base.place is Place.CPU and frame.loops and not base.member and not frame.program.made_in(base, frame.loops[-1]):
+            # a batch sliced from data made before the loop: moved where it is sliced
+            origin = Origin("slice", node, loop=frame.loops[-1])
+            return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), grad=base.grad)
+        return replace(base, member=False, scalar=False)
+    if base.kind is Kind.STRUCT:
+        if len(indices) == 1 and not sliced:
+            key_node, key = indices[0]
+            if base.items is not None and isinstance(key_node, cst.Integer):
+                position = int(key_node.value, 0)
+                if -len(base.items) <= position < len(base.items):
+                    frame.program.note_access(base, "index")
+                    return base.items[position]
+            text = string_of(key_node)
+            if text is not None:
+                frame.program.note_access(base, "key")
+                for name, value in base.keys or ():
+                    if name == text:
+                        return value
+            else:
+                frame.program.note_access(base, "index")
+        else:
+            frame.program.note_access(base, "index")
+        if sliced:
+            return base
+        return base.element if base.element is not None else UNKNOWN
+    if base.kind is Kind.LOADER:
+        return UNKNOWN
+    if base.kind is Kind.MODULE:
+        return program_member(base)  # `model[0]` of an nn.Sequential
+    if base.kind is Kind.HOST:
+        return HOST
+    return UNKNOWN
+
+
+def program_member(module: Value) -> Value:
+    """A layer, parameter or buffer of a module whose class the analysis does not know."""
+    if module.place is Place.UNKNOWN:
+        return UNKNOWN
+    return Value(Kind.TENSOR, module.place, module.origins, member=True, grad=True)
+
+
+# -- operators -------------------------------------------------------------------------------------
+def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, left_node, right_node) -> Value:
+    left, right = _number(left), _number(right)
+    if left.kind is Kind.TENSOR and right.kind is Kind.TENSOR:
+        if isinstance(getattr(node, "operator", None), cst.MatrixMultiply) or not (left.scalar or right.scalar):
+            frame.program.meet(node, "op", [(left_node, left), (right_node, right)])
+        return derived(Kind.TENSOR, [left, right], grad=(left.grad or right.grad) and not frame.no_grad)
+    if left.kind is Kind.TENSOR:
+        return replace(left, member=False, scalar=left.scalar and right.kind is Kind.HOST)
+    if right.kind is Kind.TENSOR:
+        return replace(right, member=False, scalar=right.scalar and left.kind is Kind.HOST)
+    if left.kind is Kind.HOST and right.kind is Kind.HOST:
+        if left.text is not None and isinstance(getattr(node, "operator", None), cst.Add):
+            return replace(HOST, text=left.text + (right.text or ""))
+        return HOST
+    if left.kind is Kind.STRUCT and right.kind is Kind.STRUCT:
+        return struct(element=join(left.element, right.element) if left.element and right.element else None)
+    return UNKNOWN
+
+
+def _number(value: Value) -> Value:
+    """`math.pi`, `np.e`, a constant of an imported module: a host number."""
+    return HOST if value.kind is Kind.OTHER and value.qual is not None and not value.qual.startswith("torch.") else value
+
+
+def compare(frame: "Frame", node: cst.Comparison, values: List[Value]) -> Value:
+    """Comparisons: tensors meet (`pred == y`); device checks give a truth on the GPU run."""
+    operands = [node.left, *[t.comparator for t in node.comparisons]]
+    tensors = [(n, v) for n, v in zip(operands, values) if v.kind is Kind.TENSOR]
+    if len(tensors) >= 2 and not any(v.scalar for _, v in tensors):
+        frame.program.meet(node, "op", tensors)
+    if tensors:
+        return derived(Kind.TENSOR, [v for _, v in tensors], grad=False)
+    if len(values) == 2 and values[0].text == "#gpus":
+        return _gpu_count_test(node)
+    return _device_test(node, values)
+
+
+def _gpu_count_test(node: cst.Comparison) -> Value:
+    """`torch.cuda.device_count() > 0` holds on a machine with one GPU; `> 1` may not."""
+    comparator = node.comparisons[0].comparator
+    if not isinstance(comparator, cst.Integer):
+        return HOST
+    count, limit = 1, int(comparator.value, 0)
+    operator = node.comparisons[0].operator
+    checks = {cst.GreaterThan: count > limit, cst.GreaterThanEqual: count >= limit, cst.Equal: count == limit,
+              cst.NotEqual: count != limit, cst.LessThan: count < limit, cst.LessThanEqual: count <= limit}
+    result = checks.get(type(operator))
+    if result is None or (result and limit > 0 and type(operator) in (cst.Equal,)):
+        return HOST
+    if limit >= 1 and type(operator) in (cst.GreaterThan, cst.GreaterThanEqual) and not result:
+        return HOST  # more than one GPU: the program may run on either kind of machine
+    return replace(HOST, truth=result, flag="available")
+
+
+def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
+    """`device.type == "cuda"`, `device != "cpu"`, `args.gpu is not None`, `args.ngpu > 0`:
+    true or false on a GPU machine, and why (the device's or the option's flag)."""
+    if len(node.comparisons) != 1:
+        return HOST
+    left, right = values
+    operator = node.comparisons[0].operator
+    equal = isinstance(operator, (cst.Equal, cst.Is, cst.In))
+    unequal = isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn))
+    for this, other in ((left, right), (right, left)):
+        place = _named_place(this)
+        said = other.text.split(":")[0] if other.kind is Kind.HOST and other.text and other.flag is None else None
+        if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
+            continue
+        is_cuda = (place is Place.DEVICE) == (said == "cuda")
+        return replace(HOST, truth=is_cuda if equal else (not is_cuda if unequal else None), flag=this.flag)
+    if left.flag in ("choice", "available") and isinstance(operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)):
+        return replace(HOST, truth=True, flag=left.flag)  # `args.gpu is not None`: the user asked for a GPU
+    return HOST
+
+
+def _named_place(value: Value) -> Optional[Place]:
+    """Where a device value points: a `torch.device`, or the `.type` string of one (which
+    carries the device's flag, unlike a string literal)."""
+    if value.kind is Kind.DEVICE:
+        return value.place
+    if value.kind is Kind.HOST and value.text and value.flag is not None:
+        named = api.device_string_place(value.text)
+        return Place.DEVICE if named == "device" else (Place.CPU if named == "cpu" else None)
+    return None
+
+
+def comprehension(frame: "Frame", node) -> Value:
+    """`[t.to(device) for t in batch]`, `{k: v.to(device) for k, v in batch.items()}`."""
+    program = frame.program
+    saved = frame.snapshot()
+    comp_for = node.for_in
+    while comp_for is not None:
+        iterable = frame.expr(comp_for.iter)
+        frame.bind(comp_for.target, iterate(frame, iterable, comp_for), comp_for)
+        for condition in comp_for.ifs:
+            frame.expr(condition.test)
+        comp_for = comp_for.inner_for_in
+    if isinstance(node, cst.DictComp):
+        frame.expr(node.key)
+        element = frame.expr(node.value)
+    else:
+        element = frame.expr(node.elt)
+    frame.restore(saved)
+    program.values[id(node)] = struct(element=element)
+    return struct(element=element)
+
+
+# -- iteration ------------------------------------------------------------------------------------------
+def iterate(frame: "Frame", iterable: Value, loop: cst.CSTNode) -> Value:
+    """The value each iteration binds."""
+    if iterable.kind is Kind.LOADER:
+        if iterable.obj is not None:
+            frame.program.loaders_iterated.add(iterable.obj)
+        element = iterable.element if iterable.element is not None else UNKNOWN
+        return batch_of(element, iterable.obj)
+    if iterable.kind is Kind.STRUCT:
+        return iterable.element if iterable.element is not None else UNKNOWN
+    if iterable.kind is Kind.TENSOR:
+        return replace(iterable, member=False)
+    if iterable.kind is Kind.MODULE:
+        return Value(Kind.MODULE, iterable.place, iterable.origins)  # layers of a container
+    if iterable.kind is Kind.HOST:
+        return HOST
+    return UNKNOWN
+
+
+def batch_of(element: Value, source: Optional[int]) -> Value:
+    """What one iteration over a loader yields: CPU tensors carry a "batch" origin naming the
+    loader; the loop (or unpacking) that binds them names the variable the fix moves."""
+    if element.place is not Place.CPU:
+        return element
+    origin = Origin("batch", element_marker, source=source)
+    items = tuple(batch_of(item, source) if item.kind in (Kind.TENSOR, Kind.STRUCT) else item for item in element.items) if element.items is not None else None
+    keys = tuple((k, batch_of(v, source) if v.kind in (Kind.TENSOR, Kind.STRUCT) else v) for k, v in element.keys) if element.keys else None
+    inner = batch_of(element.element, source) if element.element is not None and element.element is not element else element.element
+    return replace(element, origins=frozenset({origin}), items=items, keys=keys, element=inner)
+
+
+element_marker = cst.Name("batch")  # the node of a batch origin not yet bound to a variable
+
+
