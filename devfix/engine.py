@@ -202,13 +202,15 @@ def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:
 def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> List[Finding]:
     """DEV001's declaration for each device variable the fixes need, once per scope."""
     requests = {}
+    users: dict = {}
     for finding in findings:
         for request in finding.requests:
             requests.setdefault(id(request), request)
+            users.setdefault(id(request), []).append(finding.rule.code)
     if not requests:
         return []
     rule = BY_CODE["DEV001"]()
-    return [rule.declare(ctx, request) for request in requests.values()]
+    return [rule.declare(ctx, request, users[key]) for key, request in requests.items()]
 
 
 def _apply_checked(module: cst.Module, facts: FileFacts, findings: List[Finding]) -> Tuple[cst.Module, List[Finding], List[Finding]]:

@@ -13,9 +13,21 @@ class PythonSnapshot(SingleFileSnapshotExtension):
     _write_mode = WriteMode.TEXT
 
 
+class FindingsSnapshot(SingleFileSnapshotExtension):
+    """One `.txt` file per fixture: its findings, a line each, as `devfix check` prints them."""
+
+    file_extension = "txt"
+    _write_mode = WriteMode.TEXT
+
+
 @pytest.fixture
 def py_snapshot(snapshot):
     return snapshot.use_extension(PythonSnapshot)
+
+
+@pytest.fixture
+def findings_snapshot(snapshot):
+    return snapshot.use_extension(FindingsSnapshot)
 
 
 def cuda_available() -> bool:

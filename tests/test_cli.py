@@ -206,3 +206,15 @@ def test_findings_are_told_apart_by_position_not_by_message(runner, tmp_path, mo
     assert found == would  # the same findings, at the same original positions
     assert "twice.py:5:5: DEV002" in found and "twice.py:6:5: DEV002" in found
     assert all(int(line.split(":")[1]) <= len(source.splitlines()) for line in found)
+
+
+def test_dry_run_diff_keeps_unchanged_blank_lines_as_context(runner, tmp_path, monkeypatch):
+    """difflib's "autojunk" heuristic treats frequent lines of long files (blank ones) as junk
+    and shows them as removed and added again; the diff a reviewer reads must not."""
+    filler = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(80))
+    source = "import torch\nfrom torch import nn\n\n" + filler + "model = nn.Linear(2, 2).cuda()\n\nx = torch.ones(1, 2).cuda()\nprint(model(x))\n"
+    (tmp_path / "long.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    diff = runner.invoke(main, ["apply", "--diff", "long.py"]).stdout
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert all(line[1:].strip() for line in changed), changed  # no blank line is "changed"

@@ -42,6 +42,18 @@ def test_fixture_output(case, py_snapshot):
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_fixture_findings(case, findings_snapshot):
+    """What devfix reports is part of the contract: position, code, status and message of
+    every finding, in the original file, the same for `check` and `apply`."""
+    source = case.source()
+    _, applied = fixed(case)
+    _, checked = fix_code(source, case.config, fix=False)
+    lines = [f"{d.line}:{d.column} {d.code} [{d.status}] {d.message}" + (f" — {d.hint}" if d.status == "no-fix" and d.hint else "") for d in applied]
+    assert [(d.line, d.column, d.code, d.message) for d in checked] == [(d.line, d.column, d.code, d.message) for d in applied]
+    assert "\n".join(lines) + "\n" == findings_snapshot
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_fixture_output_parses_and_is_idempotent(case):
     new, _ = fixed(case)
     compile(new, str(case.path), "exec")

@@ -16,7 +16,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.operations import attribute, iterate, string_of, struct
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, derived, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, derived, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -243,7 +243,7 @@ def _factory(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value
     grad = _keyword(args, "requires_grad") is not None
     if device is not None:
         place = _target_place(device[1], device[0].value)
-        origins = device[1].origins if place is Place.DEVICE else frozenset()
+        origins = frozenset({Origin("move", node, device=device[0].value, note=_device_flag(device[1], device[0].value))}) if place is Place.DEVICE else frozenset()
         return Value(Kind.TENSOR, place, origins, grad=grad)
     if frame.program.default_device_changed:
         return UNKNOWN
@@ -339,9 +339,9 @@ def _torch_result(frame: "Frame", node: cst.Call, qual: str, name: str, args: Ar
 def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
     """`torch.cuda.is_available()` is true on a GPU machine; other torch.cuda calls are CUDA-only."""
     if qual == "torch.cuda.device_count":
-        return replace(HOST, truth=True, flag="available", text="#gpus")  # one GPU: see `_gpu_count_test`
+        return replace(availability(), text="#gpus")  # one GPU: see `operations._gpu_count_test`
     if qual in api.AVAILABILITY_CHECKS:
-        return replace(HOST, truth=True, flag="available")
+        return availability()
     if qual == "torch.cuda.set_device":
         frame.program.cuda_constructs.append(node)
     return HOST

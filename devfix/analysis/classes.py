@@ -103,6 +103,11 @@ class ClassFlow:
                     info.framework = True
         info.kind = kind
         info.bases = tuple(bases)
+        for decorator in node.decorators:
+            frame.expr(decorator.decorator)
+        for method in info.methods.values():
+            for decorator in method.decorators:
+                frame.expr(decorator.decorator)  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
         for name, method in info.methods.items():
             function = self.functions[id(method)]
             function.klass = info

@@ -18,7 +18,7 @@ applied fixes need, once per scope (rule DEV001).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
@@ -27,11 +27,19 @@ from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import device_string_place
 from devfix.analysis.tree import Tree, is_docstring
-from devfix.analysis.values import Kind, Origin, Place, Value
+from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
 DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
 # How a move's device was chosen, when a new declaration may stand in for it.
 DECLARABLE = frozenset({"available", "hard"})
+
+
+def _owns_parameters(klass) -> bool:
+    """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
+    for value in klass.attrs.values():
+        if value.kind is Kind.MODULE and not value.neutral or value.kind is Kind.TENSOR and value.grad:
+            return True
+    return any(_owns_parameters(base) for base in klass.bases)
 
 
 def is_device(value: Optional[Value]) -> bool:
@@ -39,7 +47,7 @@ def is_device(value: Optional[Value]) -> bool:
     if value is None:
         return False
     if value.kind is Kind.DEVICE:
-        return value.place is Place.DEVICE
+        return value.place is Place.DEVICE and not value.tensor_type
     return value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) == "device"
 
 
@@ -53,7 +61,6 @@ class DeclarationRequest:
     before: bool
     needs_torch_import: bool
     node: cst.CSTNode  # the first node that needed it (where DEV001 reports)
-    users: List[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,6 @@ class Devices:
             return DeviceChoice(found)
         planned = self._planned(node)
         if planned is not None:
-            planned.users.append(rule)
             return DeviceChoice("device", planned)
         derived = self._derived(node, rule)
         if derived is not None:
@@ -86,6 +92,34 @@ class Devices:
         if not self._declarable(evidence):
             return None
         return self._declare(node, rule)
+
+    def relative(self, node: cst.CSTNode, meetings: Iterable[Meeting]) -> Optional[str]:
+        """Inside a module's own methods: the device of a tensor that lives with the module —
+        the method's first tensor argument shown to meet its weights, else a tensor the value
+        meets there, bound before `node`; else a buffer's; else the module's parameters'."""
+        tree = self.tree
+        method = tree.enclosing(node, cst.FunctionDef)
+        info = self.program.functions.get(id(method)) if method is not None else None
+        if info is None:
+            return None
+        candidates: List[str] = [p.name.value for p in info.parameters() if p.name.value in info.module_inputs]
+        for meeting in meetings:
+            for operand, value in meeting.operands:
+                if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(operand, cst.Name):
+                    candidates.append(operand.value)
+        scope = tree.function_scope_of(node)
+        position = tree.order(node)
+        for name in candidates:
+            bindings = scope.bindings.get(name, [])
+            if any(b.kind == "param" or b.order < position and not tree.is_inside(node, b.node) for b in bindings):
+                return f"{name}.device"
+        klass = info.klass
+        if info.self_name is not None and klass is not None:
+            for name in sorted(klass.buffers):
+                return f"{info.self_name}.{name}.device"
+            if _owns_parameters(klass):
+                return f"next({info.self_name}.parameters()).device"
+        return None
 
     def in_reach(self, node: cst.CSTNode) -> Optional[str]:
         """A device expression already in reach at `node` (no declaration planned)."""
@@ -254,9 +288,7 @@ class Devices:
 
     def _request(self, scope: Scope, code: str, node: cst.CSTNode, rule: str) -> Optional[DeclarationRequest]:
         if id(scope) in self.requests:
-            request = self.requests[id(scope)]
-            request.users.append(rule)
-            return request
+            return self.requests[id(scope)]
         if "device" in scope.bindings:
             return None  # `device` already means something else here
         place = self._place(scope, node)
@@ -266,7 +298,7 @@ class Devices:
         needs_import = self.torch_alias() is None and code.startswith("torch.")
         if needs_import and ("torch" in self.tree.data.module_scope.bindings or self.tree.leading_imports_end() is None):
             return None
-        request = DeclarationRequest(scope, code, anchor, before, needs_import, node, [rule])
+        request = DeclarationRequest(scope, code, anchor, before, needs_import, node)
         self.requests[id(scope)] = request
         return request
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 import libcst as cst
 
 from devfix.analysis import calls, operations
-from devfix.analysis.torch_api import device_string_place
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.scopes import Scope
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Slot, Value, join, join_slots
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Slot, Value, condition, constant, join, join_slots
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.program import ClassInfo, FunctionInfo, Program
@@ -133,6 +133,10 @@ class Frame:
             for element in target.slice:
                 if isinstance(element.slice, cst.Index):
                     self.expr(element.slice.value)
+            if container.kind is Kind.TENSOR and container.place is Place.CPU and value.kind is Kind.TENSOR and value.place is Place.DEVICE:
+                # `outputs[i] = model(x)` into `outputs = torch.empty(...)`: the results leave the
+                # device (a CPU value written into a device tensor is fine: `pe[:, 0::2] = ...`)
+                self.program.meet(target, "store", [(target.value, container), (target, value)])
             if isinstance(target.value, cst.Name) and container.kind is Kind.STRUCT:
                 updated = replace(container, element=join(container.element, value) if container.element is not None else value, items=None, keys=None)
                 self.env[target.value.value] = updated
@@ -346,8 +350,26 @@ class Frame:
         """Whether `test` holds when the program runs on a GPU machine as intended, and why:
         "available" (a CUDA availability check), "choice" (a user's flag such as `args.cuda`),
         "constant". None when the analysis cannot tell."""
-        value = self.expr(test)
+        value = self.test(test)
         return truth(value), value.flag
+
+    def test(self, node: cst.BaseExpression) -> Value:
+        """A condition's value. A flag whose value the flow cannot follow but whose name says
+        "use the GPU" (`self.use_cuda`, `opt.gpu`) is the user's choice: on where a GPU is."""
+        value = self.expr(node)
+        if value.truth is None and value.kind is not Kind.HOST or value.kind is Kind.HOST and value.truth is None and value.flag is None:
+            name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
+            if name is not None and CUDA_FLAG_NAME.match(name) and value.kind in (Kind.OTHER, Kind.HOST):
+                value = condition(True, False, "choice")
+                self.program.values[id(node)] = value
+            elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                inner = self.program.values.get(id(node.expression))
+                if inner is not None and inner.truth is None:
+                    flagged = self.test(node.expression)
+                    if flagged.truth is not None:
+                        value = _negate(flagged)
+                        self.program.values[id(node)] = value
+        return value
 
     # -- expressions ---------------------------------------------------------------------------------
     def expr(self, node: cst.BaseExpression) -> Value:
@@ -358,9 +380,9 @@ class Frame:
 
     def _name(self, node: cst.Name) -> Value:
         if node.value in ("True", "False"):
-            return replace(HOST, truth=node.value == "True", flag="constant")
+            return constant(node.value == "True")
         if node.value == "None":
-            return replace(HOST, truth=False, flag="constant")
+            return constant(False)
         return self.lookup(node.value)
 
     def _attribute(self, node: cst.Attribute) -> Value:
@@ -398,10 +420,14 @@ class Frame:
         return operations.compare(self, node, values)
 
     def _if_exp(self, node: cst.IfExp) -> Value:
-        known, flag = self.condition(node.test)
+        test = self.test(node.test)
+        known, flag = test.truth, test.flag
         if known is True:
-            value = self.expr(node.body)
-            return _flagged(value, flag)
+            value = _flagged(self.expr(node.body), flag)
+            if value.kind is Kind.HOST and value.truth is not None and test.cpu is False and _is_constant(node.orelse):
+                # `True if torch.cuda.is_available() else False`: a CPU-only machine takes the other side
+                value = replace(value, cpu=self.expr(node.orelse).cpu)
+            return value
         if known is False:
             return self.expr(node.orelse)
         return join(self.expr(node.body), self.expr(node.orelse))
@@ -464,21 +490,22 @@ def truth(value: Value) -> Optional[bool]:
 
 
 def _negate(value: Value) -> Value:
-    known = value.truth
-    return replace(HOST, truth=None if known is None else not known, flag=value.flag)
+    flip = lambda known: None if known is None else not known  # noqa: E731
+    return condition(flip(value.truth), flip(value.cpu), value.flag)
 
 
 def _boolean(left: Value, right: Value, conjunction: bool) -> Value:
-    a, b = left.truth, right.truth
-    if conjunction:
-        known = False if a is False or b is False else (True if a is True and b is True else None)
-    else:
-        known = True if a is True or b is True else (False if a is False and b is False else None)
+    def combine(a: Optional[bool], b: Optional[bool]) -> Optional[bool]:
+        if conjunction:
+            return False if a is False or b is False else (True if a is True and b is True else None)
+        return True if a is True or b is True else (False if a is False and b is False else None)
+
+    known = combine(left.truth, right.truth)
     flags = {left.flag, right.flag} - {None, "constant"}
     flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
     if known is None and left.kind is not Kind.HOST:
         return join(left, right)  # `x or default`: the value, not a truth
-    return replace(HOST, truth=known, flag=flag)
+    return condition(known, combine(left.cpu, right.cpu), flag)
 
 
 def _flagged(value: Value, flag: Optional[str]) -> Value:
@@ -492,6 +519,15 @@ def _flagged(value: Value, flag: Optional[str]) -> Value:
     if value.kind is Kind.DEVICE or (value.kind is Kind.HOST and (value.truth is not None or value.text is not None)):
         return replace(value, flag=flag)
     return value
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def truth_of(value: Value) -> Tuple[Optional[bool], Optional[bool]]:
+    """(truth on a GPU machine, truth on a CPU-only machine) of a condition's value."""
+    return value.truth, value.cpu
 
 
 def _partial(value: Optional[Value]) -> Value:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, List, Optional
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, derived, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, condition, derived, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -78,9 +78,9 @@ def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
     if base.qual is not None:
         qual = f"{base.qual}.{name}"
         if qual in api.CUDA_TENSOR_TYPES:
-            return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard")
+            return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard", tensor_type=True)
         if qual in api.CPU_TENSOR_TYPES:
-            return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant")
+            return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant", tensor_type=True)
         return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)
     program = frame.program
     if base.kind is Kind.TENSOR:
@@ -88,8 +88,8 @@ def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
             return replace(base, grad=False, member=False) if name in ("data", "grad") else replace(base, member=False)
         if name == "device":
             return Value(Kind.DEVICE, base.place, base.origins, flag="relative")
-        if name == "is_cuda":
-            return replace(HOST, truth=True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), flag="available")
+        if name == "is_cuda":  # never true on a machine without CUDA
+            return condition(True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), False, "available")
         if name in api.NON_TENSOR_ATTRIBUTES:
             return HOST
         if base.member:
@@ -230,7 +230,9 @@ def _gpu_count_test(node: cst.Comparison) -> Value:
         return HOST
     if limit >= 1 and type(operator) in (cst.GreaterThan, cst.GreaterThanEqual) and not result:
         return HOST  # more than one GPU: the program may run on either kind of machine
-    return replace(HOST, truth=result, flag="available")
+    without = {cst.GreaterThan: 0 > limit, cst.GreaterThanEqual: 0 >= limit, cst.Equal: 0 == limit,
+               cst.NotEqual: 0 != limit, cst.LessThan: 0 < limit, cst.LessThanEqual: 0 <= limit}.get(type(operator))
+    return condition(result, without, "available")
 
 
 def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
@@ -248,9 +250,15 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
         if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
             continue
         is_cuda = (place is Place.DEVICE) == (said == "cuda")
-        return replace(HOST, truth=is_cuda if equal else (not is_cuda if unequal else None), flag=this.flag)
+        truth = is_cuda if equal else (not is_cuda if unequal else None)
+        on_cpu = None
+        if this.flag in ("available", "choice"):  # without a GPU the device is the CPU
+            on_cpu = (said == "cpu") if equal else ((said != "cpu") if unequal else None)
+        elif this.flag in ("hard", "constant"):
+            on_cpu = truth
+        return condition(truth, on_cpu, this.flag)
     if left.flag in ("choice", "available") and isinstance(operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)):
-        return replace(HOST, truth=True, flag=left.flag)  # `args.gpu is not None`: the user asked for a GPU
+        return condition(True, False, left.flag)  # `args.gpu is not None`: the user asked for a GPU
     return HOST
 
 
@@ -273,8 +281,8 @@ def comprehension(frame: "Frame", node) -> Value:
     while comp_for is not None:
         iterable = frame.expr(comp_for.iter)
         frame.bind(comp_for.target, iterate(frame, iterable, comp_for), comp_for)
-        for condition in comp_for.ifs:
-            frame.expr(condition.test)
+        for clause in comp_for.ifs:
+            frame.expr(clause.test)
         comp_for = comp_for.inner_for_in
     if isinstance(node, cst.DictComp):
         frame.expr(node.key)

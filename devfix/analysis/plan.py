@@ -154,6 +154,8 @@ class Plan:
         if kind in ("batch", "slice"):
             return "DEV004"
         if kind == "host":
+            if self._module_world(origin.node):
+                return "DEV007"
             return "DEV004" if origin.loop is not None else "DEV008"
         if kind == "factory":
             return "DEV007" if self._module_world(origin.node) else "DEV008"

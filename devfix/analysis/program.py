@@ -28,7 +28,7 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
 from devfix.analysis.scopes import Scope, dotted_name
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots
 
 MAX_PASSES = 4
 Args = List[Tuple[cst.Arg, Value]]
@@ -97,6 +97,8 @@ class Program(ClassFlow):
         self.heap_writes: Dict[int, List[Slot]] = {}  # in-place moves of each module, anywhere
         self.children: Dict[int, List[int]] = {}
         self.default_device_changed = False
+        self.constructing = False
+        self.call_sites_seen: Dict[int, List[cst.Call]] = {}  # the call sites of the previous pass
         self._reset()
         self._collect_definitions()
 
@@ -237,6 +239,8 @@ class Program(ClassFlow):
 
     # -- meetings ------------------------------------------------------------------------------------
     def meet(self, node: cst.CSTNode, kind: str, operands, module: Optional[Value] = None, detail: str = "") -> None:
+        if self.constructing:
+            return  # a module's own construction: every weight is still on the CPU, nothing can clash
         meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
         self.meetings[id(node)] = meeting
         self._infer_module_inputs(meeting)
@@ -268,6 +272,8 @@ class Program(ClassFlow):
 
     def construct_layer(self, frame: Frame, node: cst.Call, qual: str, layer: str, args: Args) -> Value:
         device = calls._keyword(args, "device")
+        if device is None and any(arg.star == "**" for arg, _ in args) and layer not in api.NN_PARAMETER_FREE:
+            return self.construct(frame, node, neutral=False, place=Place.UNKNOWN)  # `**dd` may hold device=
         if layer in api.NN_CONTAINERS:
             children = [v for _, v in args if v.kind is Kind.MODULE] + [
                 item for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,) if v.element else ()) if item is not None and item.kind is Kind.MODULE]
@@ -554,14 +560,32 @@ class Program(ClassFlow):
             env[info.self_name] = self._self_value(info)
         frame = Frame(self, info.node, info.scope, function=info, world=info.world, env=env, heap=heap)
         before = {name: env[name] for name in env}
-        frame.block(info.node.body)
+        self.constructing = info.world == "module" and self._construction_time(info)
+        try:
+            frame.block(info.node.body)
+        finally:
+            self.constructing = False
         info.returns = frame.returns if frame.returns is not None else HOST
         self._record_param_moves(info, frame, before)
         self.evaluated.add(id(info.node))
 
+    def _construction_time(self, info: FunctionInfo) -> bool:
+        """A module's `__init__`, or a method only ever called from `__init__` methods (CCT's
+        `sequence_length` runs a dummy forward while building): it runs before any `.to()`."""
+        if info.name == "__init__":
+            return True
+        sites = self.call_sites_seen.get(id(info.node), [])
+        return bool(sites) and all(self._in_init(site) for site in sites)
+
+    def _in_init(self, node: cst.CSTNode) -> bool:
+        owner = self._owner_function(node)
+        return owner is not None and owner.name == "__init__"
+
     def _parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
         name = param.name.value
         if info.world == "module":
+            if info.name == "__init__":
+                return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
@@ -590,6 +614,7 @@ class Program(ClassFlow):
     def _settle(self) -> tuple:
         """Move this pass's call sites and attribute writes into what the next pass reads;
         return a signature of everything that flows between scopes."""
+        self.call_sites_seen = dict(self.call_sites)
         parts = []
         for info in self.functions.values():
             info.host_params = self._host_parameters(info)
@@ -673,9 +698,7 @@ def _option_value(dest: str, call: cst.Call) -> Value:
             return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
     if negative and action == "store_true":
-        return replace(HOST, truth=False, flag="choice")
+        return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
     if positive:
-        if action == "store_false":
-            return replace(HOST, truth=True, flag="choice")
-        return replace(HOST, truth=True, flag="choice")
+        return condition(True, False, "choice")  # `--cuda`, `--gpu 0`: given where there is one
     return HOST

@@ -9,7 +9,7 @@ DEV002 and DEV001 ask this before calling a hard-coded CUDA a crash.
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -18,19 +18,14 @@ from devfix.analysis.tree import Tree
 
 
 def cpu_truth(program: Program, test: cst.BaseExpression) -> Optional[bool]:
+    """The condition's truth on a CPU-only machine, as the flow recorded it (None: unknown)."""
     value = program.values.get(id(test))
-    if value is None or value.truth is None:
-        return None
-    if value.flag in ("available", "choice"):
-        return not value.truth
-    if value.flag in ("constant", "hard"):
-        return value.truth
-    return None
+    return value.cpu if value is not None else None
 
 
-def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _seen: Optional[Set[int]] = None) -> bool:
+def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Optional[Dict[int, bool]] = None) -> bool:
     """Whether `node` can run on a CPU-only machine (as far as the file shows)."""
-    seen = _seen if _seen is not None else set()
+    memo = _memo if _memo is not None else {}
     child: cst.CSTNode = node
     for ancestor in tree.ancestors(node):
         if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test:
@@ -40,13 +35,77 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _seen: Opt
                 return False
         elif isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and ancestor.handlers:
             return False  # the author catches what fails without a GPU
+        elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
+            return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
         elif isinstance(ancestor, cst.FunctionDef):
-            if id(ancestor) in seen:
-                return True
-            seen.add(id(ancestor))
-            sites = program.call_sites.get(id(ancestor), [])
-            if sites:
-                return any(runs_without_gpu(tree, program, site, seen) for site in sites)
-            return True
+            return _function_runs(tree, program, ancestor, memo)
+        elif isinstance(ancestor, cst.ClassDef):
+            if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
+                return False
         child = ancestor
     return True
+
+
+def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo: Dict[int, bool]) -> bool:
+    """A function runs without a GPU when a call of it does, or (called nowhere in the file)
+    when its definition does; a GPU-only test decorator says it does not."""
+    key = id(function)
+    if key in memo:
+        return memo[key]  # also: a recursive call adds nothing while its answer is pending
+    memo[key] = False
+    if any(_skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
+        result = False  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
+    else:
+        sites = program.call_sites.get(key, [])
+        if sites:
+            result = any(runs_without_gpu(tree, program, site, memo) for site in sites)
+        else:
+            result = runs_without_gpu(tree, program, function, memo)
+    memo[key] = result
+    return result
+
+
+def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
+    """`pytest.mark.skipif(<true without a GPU>, ...)`, `unittest.skipIf(...)`, `skipUnless(<false>)`."""
+    if not isinstance(decorator, cst.Call) or not decorator.args:
+        return False
+    callee = program.values.get(id(decorator.func))
+    qual = callee.qual if callee is not None and callee.qual else ""
+    name = qual.split(".")[-1] if qual else (decorator.func.attr.value if isinstance(decorator.func, cst.Attribute) else "")
+    test = cpu_truth(program, decorator.args[0].value)
+    if name in ("skipif", "skipIf"):
+        return test is True
+    if name == "skipUnless":
+        return test is False
+    return False
+
+
+EXITS = frozenset({"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"})
+
+
+def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """A statement before `child` in `block` ends the run on a CPU-only machine."""
+    for statement in getattr(block, "body", ()):
+        if statement is child:
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False:
+                    return True
+        elif isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body):
+            return True
+    return False
+
+
+def _ends(program: Program, body: cst.BaseSuite) -> bool:
+    """The block leaves the function or the program: return, raise, `pytest.skip()`, `sys.exit()`."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
+        return False
+    last = statements[-1].body[-1]
+    if isinstance(last, (cst.Return, cst.Raise)):
+        return True
+    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+        callee = program.values.get(id(last.value.func))
+        return callee is not None and callee.qual in EXITS
+    return False

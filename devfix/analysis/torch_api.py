@@ -47,7 +47,7 @@ INDEXING = frozenset({"index_select", "gather", "take", "take_along_dim"})
 # Tensor methods that combine the receiver with tensor arguments (a meeting).
 COMBINING_METHODS = frozenset({
     "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm", "bmm", "dot", "eq", "ne", "lt",
-    "le", "gt", "ge", "masked_fill", "masked_fill_", "expand_as", "view_as", "reshape_as", "pow", "maximum",
+    "le", "gt", "ge", "masked_fill", "masked_fill_", "pow", "maximum",
     "minimum", "where", "lerp", "addmm", "addcmul", "addcdiv", "max", "min",
 })
 # Tensor methods that keep the receiver's device.
@@ -133,6 +133,10 @@ ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tq
 
 # Parameter names that say "this is a data loader" (spec DEV004), for helpers nothing calls.
 LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:_[a-z_]+)?$|^[a-z]+_?(?:loader|dl)$")
+
+# Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`): a condition on
+# one whose value the flow cannot follow is the user's choice of device (spec DEV002).
+CUDA_FLAG_NAME = re.compile(r"^(?:use_?|on_?|with_?|enable_?|is_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)$|^[a-z_]*_(?:cuda|gpu)$")
 
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",

@@ -96,9 +96,11 @@ class Value:
     bound: Optional["Value"] = None  # with `ref` a method: the instance it is bound to
     flag: Optional[str] = None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant"
     truth: Optional[bool] = None  # HOST: the value of a condition on a GPU machine run as intended
+    cpu: Optional[bool] = None  # HOST: the value of that condition on a CPU-only machine
     text: Optional[str] = None  # HOST: a string constant
     member: bool = False  # TENSOR: a member of a module of unknown class (a layer, parameter or buffer)
     dp: bool = False  # MODULE: wrapped in nn.DataParallel (scatters CPU inputs itself)
+    tensor_type: bool = False  # DEVICE: a tensor type (`torch.cuda.FloatTensor`), not a device
     param: Optional[cst.CSTNode] = None  # module world: a method's parameter, unchanged (the FunctionDef)
 
     def with_place(self, place: Place, origin: Optional[Origin] = None) -> "Value":
@@ -117,6 +119,21 @@ class Value:
             if key == name:
                 return value
         return None
+
+
+def condition(truth: Optional[bool], cpu: Optional[bool], flag: Optional[str]) -> Value:
+    """A condition's value: its truth on a GPU machine run as intended, on a CPU-only one, and
+    why ("available": an availability check, "choice": a user's option, "constant")."""
+    return Value(Kind.HOST, Place.CPU, truth=truth, cpu=cpu, flag=flag)
+
+
+def availability(truth: Optional[bool] = True) -> Value:
+    """`torch.cuda.is_available()` and the like: true where a GPU is, false where none is."""
+    return condition(truth, False if truth is not None else None, "available")
+
+
+def constant(truth: Optional[bool]) -> Value:
+    return condition(truth, truth, "constant")
 
 
 # Where a module lives, with the evidence: the heap maps a module's identity to one of these.
@@ -169,6 +186,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         ref=a.ref if a.ref is b.ref else None,
         flag=a.flag if a.flag == b.flag else None,
         truth=a.truth if a.truth == b.truth else None,
+        cpu=a.cpu if a.cpu == b.cpu else None,
+        tensor_type=a.tensor_type and b.tensor_type,
         member=a.member and b.member,
         dp=a.dp and b.dp,
     )

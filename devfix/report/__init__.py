@@ -33,9 +33,37 @@ def unified_diff(result: FileResult) -> str:
     new = _decode(result.new).splitlines(keepends=True)
     path = result.path.replace("\\", "/").lstrip("/")
     lines: List[str] = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"):
+    for line in _unified(old, new, f"a/{path}", f"b/{path}"):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
+
+
+def _unified(old: List[str], new: List[str], fromfile: str, tofile: str, context: int = 3) -> Iterable[str]:
+    """`difflib.unified_diff`, without its "autojunk" heuristic: in files over 200 lines it
+    treats frequent lines (blank ones) as junk and shows unchanged lines as replaced."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    first = True
+    for group in matcher.get_grouped_opcodes(context):
+        if first:
+            yield f"--- {fromfile}\n"
+            yield f"+++ {tofile}\n"
+            first = False
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        yield f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n"
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in old[a1:a2])
+                continue
+            yield from ("-" + line for line in old[a1:a2])
+            yield from ("+" + line for line in new[b1:b2])
+
+
+def _range(start: int, stop: int) -> str:
+    """A unified diff hunk range, as difflib writes it."""
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
 
 
 def _decode(data: bytes) -> str:

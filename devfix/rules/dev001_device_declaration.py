@@ -79,7 +79,7 @@ model = nn.Linear(4, 2).to(device)
                         yield finding
 
     # -- declarations the fixes of other rules need (built by the engine) ------------------------
-    def declare(self, ctx: RuleContext, request: DeclarationRequest) -> Finding:
+    def declare(self, ctx: RuleContext, request: DeclarationRequest, users: List[str]) -> Finding:
         facts = ctx.facts
         declaration = ctx.statement(f"device = {request.code}")
         scope = request.scope
@@ -92,8 +92,7 @@ model = nn.Linear(4, 2).to(device)
             assert anchor is not None
             edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
         edits.append(InsertBefore(request.anchor, [declaration]) if request.before else InsertAfter(request.anchor, [declaration]))
-        users = ", ".join(sorted(set(request.users)))
-        message = f"no device variable in reach in {where}, needed by {users}; declaring `device = {request.code}`"
+        message = f"no device variable in reach in {where}, needed by {', '.join(sorted(set(users)))}; declaring `device = {request.code}`"
         return self.finding(request.node, message, edits)
 
     # -- torch.device("cuda") -------------------------------------------------------------------------
@@ -121,7 +120,8 @@ model = nn.Linear(4, 2).to(device)
         cpu = cst.SimpleString(f"{cuda.quote}cpu{cuda.quote}")
         conditional = cst.IfExp(test=ctx.expression(f"{torch}.cuda.is_available()"), body=cuda, orelse=cpu)
         edits.append(Replace(cuda, conditional))
-        return self.finding(binding.node, f"{self._message(binding, cuda)}; falls back to 'cpu'", edits)
+        imported = " (and `import torch` is added)" if len(edits) > 1 else ""
+        return self.finding(binding.node, f"{self._message(binding, cuda)}; falls back to 'cpu'{imported}", edits)
 
     @staticmethod
     def _message(binding: Binding, cuda: cst.SimpleString) -> str:

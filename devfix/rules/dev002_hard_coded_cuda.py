@@ -70,10 +70,10 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if self._distributed(ctx):
             return  # a multi-process program picks a GPU per rank by design
         for call in facts.data.calls:
-            if facts.value(call) is None:
-                continue  # never runs, even on a GPU machine
+            if facts.value(call) is None or not self._runs_without_gpu(ctx, call):
+                continue  # never runs, or only where there is a GPU
             finding = self._check_call(ctx, call)
-            if finding is not None and self._runs_without_gpu(ctx, call):
+            if finding is not None:
                 yield finding
         yield from self._cuda_types(ctx)
 

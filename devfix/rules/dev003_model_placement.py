@@ -81,6 +81,12 @@ for x, y in loader:
         message = f"{what} is built on the CPU and meets {met}"
         if not move.fixable:
             return self.finding(call, f"{message}; not moved: {move.reason}", hint=NO_DEVICE_HINT)
+        if all(o.kind == "module" for o in move.evidence):
+            # a layer built inside a module's own method meets its activations: their device
+            relative = facts.devices.relative(call, move.meetings)
+            if relative is None:
+                return self.finding(call, message, hint=NO_DEVICE_HINT)
+            return self.finding(call, f"{message}; moved to `{relative}` where it is built", [Replace(call, move_to(call, ctx.expression(relative)))])
         device = facts.devices.at(call, self.code, move.evidence)
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)

@@ -144,6 +144,8 @@ for epoch in range(epochs):
                     break
                 iterable = iterable.args[0].value
             return f"'{ctx.facts.code(iterable, 30)}'"
+        if isinstance(binder, cst.Assign):
+            return f"'{ctx.facts.code(binder.value, 30)}'"  # `x, y = data`, `x, y = next(it)`
         return "the batch"
 
     @staticmethod

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator
 
 import libcst as cst
 
 from devfix.analysis.plan import Move
-from devfix.analysis.values import Kind, Place
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword
+from devfix.rules.common import add_keyword, move_to
 
 NO_DEVICE_HINT = "pass `device=` of an input tensor, or register the tensor as a buffer in `__init__`"
 
@@ -76,48 +75,14 @@ def forward(self, x):
         method = facts.tree.enclosing(call, cst.FunctionDef)
         klass = facts.tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
         where = f"`{klass.name.value}.{method.name.value}`" if klass is not None and method is not None else "a module's method"
-        message = f"`{facts.code(call.func)}(...)` in {where} has no `device=`: it is made on the CPU and meets tensors on the module's device"
+        made = f"`{facts.code(call.func)}(...)`" if isinstance(call, cst.Call) else f"`{facts.code(call, 40)}`"
+        message = f"{made} in {where} is made on the CPU and meets tensors on the module's device"
         if not move.fixable:
             return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
-        device = self._device(ctx, move, call)
+        device = facts.devices.relative(call, move.meetings)
         if device is None:
             return self.finding(call, message, hint=NO_DEVICE_HINT)
+        if move.origin.kind == "host":  # `torch.LongTensor([...])`, `torch.from_numpy(a)`: moved as made
+            return self.finding(call, f"{message}; moved to `{device}` where it is made", [Replace(call, move_to(call, ctx.expression(device)))])
         new = add_keyword(call, "device", ctx.expression(device))
         return self.finding(call, f"{message}; made on `{device}`", [Replace(call, new)])
-
-    def _device(self, ctx: RuleContext, move: Move, call: cst.Call) -> Optional[str]:
-        """`<t>.device` of the method's first tensor argument (one shown to meet the module's
-        weights), else of a tensor the factory's result meets, bound before it; else a buffer's."""
-        facts = ctx.facts
-        tree = facts.tree
-        method = tree.enclosing(call, cst.FunctionDef)
-        if method is None:
-            return None
-        info = facts.program.functions.get(id(method))
-        candidates: List[str] = []
-        if info is not None:  # the method's first tensor argument, as the spec says
-            candidates.extend(p.name.value for p in info.parameters() if p.name.value in info.module_inputs)
-        for meeting in move.meetings:
-            for node, value in meeting.operands:
-                if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(node, cst.Name):
-                    candidates.append(node.value)
-        scope = tree.function_scope_of(call)
-        position = tree.order(call)
-        for name in candidates:
-            bindings = scope.bindings.get(name, [])
-            if any(b.kind == "param" or b.order < position and not tree.is_inside(call, b.node) for b in bindings):
-                return f"{name}.device"
-        if info is not None and info.self_name is not None and info.klass is not None:
-            for name in sorted(info.klass.buffers):
-                return f"{info.self_name}.{name}.device"
-            if _owns_parameters(info.klass):
-                return f"next({info.self_name}.parameters()).device"
-        return None
-
-
-def _owns_parameters(klass) -> bool:
-    """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
-    for value in klass.attrs.values():
-        if value.kind is Kind.MODULE and not value.neutral or value.kind is Kind.TENSOR and value.grad:
-            return True
-    return any(_owns_parameters(base) for base in klass.bases)

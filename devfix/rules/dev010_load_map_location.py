@@ -66,6 +66,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         if any(arg.star for arg in call.args) or len([a for a in call.args if a.keyword is None]) != 1:
             return None  # `torch.load(f, loc)` or `**kwargs`: map_location may be there
         facts = ctx.facts
+        if _saved_here_before(facts, call) or _in_a_test(facts, call):
+            return None  # written by this very run on this machine: it loads wherever it was saved
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         code = facts.devices.in_reach(call)
@@ -75,6 +77,29 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return self.finding(call, message, hint="pass `map_location=` (the device the program uses, or \"cpu\")")
         new = add_keyword(call, "map_location", ctx.expression(code))
         return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)])
+
+
+def _in_a_test(facts, call: cst.Call) -> bool:
+    """A test function (`test_*`, `_test_*`) loads the checkpoint it wrote itself, on the same machine."""
+    function = facts.tree.enclosing(call, cst.FunctionDef)
+    while function is not None:
+        if function.name.value.lstrip("_").startswith("test"):
+            return True
+        function = facts.tree.enclosing(function, cst.FunctionDef)
+    return False
+
+
+def _saved_here_before(facts, call: cst.Call) -> bool:
+    """`torch.save(obj, "model.pth")` earlier in the same scope, to the same path expression."""
+    tree = facts.tree
+    path = tree.code(call.args[0].value)
+    scope = tree.function_scope_of(call)
+    for save, _ in facts.program.saves:
+        if len(save.args) < 2 or tree.order(save) > tree.order(call) or tree.function_scope_of(save) is not scope:
+            continue
+        if tree.code(save.args[1].value) == path:
+            return True
+    return False
 
 
 def _target_name(facts, call: cst.Call) -> Optional[str]:

@@ -9,6 +9,7 @@ import torch.nn as nn
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=1)
+parser.add_argument("--resume", default="")
 args = parser.parse_args([])
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -26,14 +27,21 @@ class TinyRNN(nn.Module):
         return self.decoder(output)
 
 
+def earlier_run():
+    """Stands in for the training run that wrote the checkpoint (on a GPU machine)."""
+    trained = TinyRNN().to(device)
+    path = os.path.join(tempfile.mkdtemp(), "checkpoint.pt")
+    torch.save({"model": trained.state_dict(), "optimizer": torch.optim.SGD(trained.parameters(), lr=0.1).state_dict(), "epoch": 3}, path)
+    return path
+
+
+args.resume = args.resume or earlier_run()
 model = TinyRNN().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-path = os.path.join(tempfile.mkdtemp(), "checkpoint.pt")
-torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 3}, path)
 
 # Resuming: on a laptop without a GPU this used to die with
 # "Attempting to deserialize object on a CUDA device".
-checkpoint = torch.load(path, weights_only=True, map_location=device)
+checkpoint = torch.load(args.resume, weights_only=True, map_location=device)
 model.load_state_dict(checkpoint["model"])
 optimizer.load_state_dict(checkpoint["optimizer"])
 start_epoch = checkpoint["epoch"] + 1
