@@ -16,6 +16,11 @@ from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result
 
 TORCH_MISSING = "devfix verify needs PyTorch: pip install 'devfix[verify]'"
 
+try:  # a process that imports the runner ahead of forking (a fork server) pays this once
+    from devfix.verify import simulator as _simulator  # noqa: F401
+except ImportError:  # no torch: `run` says so
+    pass
+
 
 def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False) -> int:
     """Run SCRIPT like ``python SCRIPT ARGS`` on the simulated device; print the
