@@ -45,17 +45,21 @@ class VerifyResult:
 
 
 def run_script(path, args=(), cpu_only_load: bool = False, timeout: float = 60,
-               python: str | None = None, cwd: str | None = None) -> VerifyResult:
-    """Verify ``path`` in a fresh interpreter and return its verdict."""
+               python: str | None = None, cwd: str | None = None, devices: int = 1) -> VerifyResult:
+    """Verify the script ``path`` in a fresh interpreter on `devices` simulated GPUs
+    and return its verdict."""
     cmd = [python or sys.executable, "-m", "devfix.verify", "--json"]
     if cpu_only_load:
         cmd.append("--cpu-only-load")
-    cmd += [os.fspath(path), *map(str, args)]
+    if devices != 1:
+        cmd += ["--devices", str(devices)]
+    path = os.fspath(path)
+    cmd += [path, *map(str, args)]
+    cwd = cwd or os.path.dirname(os.path.abspath(path))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=cwd or os.path.dirname(os.path.abspath(path)))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     except subprocess.TimeoutExpired as e:
         return VerifyResult("timeout", None, {}, _text(e.stdout), _text(e.stderr))
     report = {}

@@ -54,6 +54,7 @@ class Result:
     tensors_on_device: int = 0
     seconds: float = 0.0
     called_from: list = field(default_factory=list)  # ["file:line", ...] outer user frames
+    gpus: int = 1  # how many GPUs were simulated (--devices)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -63,7 +64,7 @@ class Result:
         if self.verdict == "ok":
             return (
                 f"verify: OK — {self.tensors_on_device:,} tensors placed on the "
-                f"simulated cuda:0, {self.seconds:.1f} s"
+                f"{simulated(self.gpus)}, {self.seconds:.1f} s"
             )
         if self.verdict == "device-error":
             devs = ", ".join(f"{k} on {v}" for k, v in self.devices.items())
@@ -77,7 +78,7 @@ class Result:
                 lines.append(f"  ({self.detail})")
             if self.rule:
                 lines.append(f"hint: {self.rule} {self.rule_name} — {self.hint}")
-            lines.append(f"verify: FAILED — device bug on the simulated cuda:0, {self.seconds:.1f} s")
+            lines.append(f"verify: FAILED — device bug on the {simulated(self.gpus)}, {self.seconds:.1f} s")
             return "\n".join(lines)
         if self.verdict == "unsupported":
             return (
@@ -91,6 +92,15 @@ class Result:
                 f"verify: FAILED — script error, {self.seconds:.1f} s"
             )
         return f"verify: {self.message}"
+
+
+def simulated(gpus: int) -> str:
+    """'simulated cuda:0', 'simulated cuda:0 and cuda:1', 'simulated cuda:0 to cuda:3'."""
+    if gpus <= 1:
+        return "simulated cuda:0"
+    if gpus == 2:
+        return "simulated cuda:0 and cuda:1"
+    return f"simulated cuda:0 to cuda:{gpus - 1}"
 
 
 def _show(path: str | None) -> str:

@@ -1,7 +1,8 @@
-"""Run one script under the simulated device and report (the command's body).
+"""Run one script under the simulated devices and report: the command's body.
 
-Imports torch only inside ``run`` so that ``devfix verify`` can say clearly
-that PyTorch is missing instead of failing at import time.
+Imports torch only inside ``run`` (or opportunistically at import, see below) so
+that ``devfix verify`` can say clearly that PyTorch is missing instead of
+failing at import time.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ except ImportError:  # no torch: `run` says so
     pass
 
 
-def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False) -> int:
-    """Run SCRIPT like ``python SCRIPT ARGS`` on the simulated device; print the
-    report (text, or one JSON object on stdout with ``as_json``); return the
-    exit code (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
+def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False,
+        devices: int = 1) -> int:
+    """Run SCRIPT like ``python SCRIPT ARGS`` on `devices` simulated GPUs; print the
+    report (text, or one JSON object on stdout with ``as_json``); return the exit
+    code (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
     if not os.path.isfile(script):
-        return _emit(Result("usage-error", EXIT_USAGE, message=f"no such script: {script}"), as_json)
+        return _emit(Result("usage-error", EXIT_USAGE, message=f"no such script: {script}", gpus=devices), as_json)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -37,7 +39,7 @@ def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False
         return EXIT_USAGE
     from devfix.verify import report, simulator
 
-    state = simulator.State(script, cpu_only_load)
+    state = simulator.State(script, cpu_only_load, devices=devices)
     path = os.path.abspath(script)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(path))
@@ -73,6 +75,7 @@ def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False
                      tensors_on_device=n, seconds=seconds)
     else:
         res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
+    res.gpus = devices
     return _emit(res, as_json)
 
 
@@ -80,6 +83,6 @@ def _emit(res: Result, as_json: bool) -> int:
     if as_json:
         print(res.to_json())
     else:
-        print(res.to_text(), file=sys.stdout if res.verdict == "ok" else sys.stdout)
+        print(res.to_text())
     sys.stdout.flush()
     return res.exit_code

@@ -1,22 +1,28 @@
-"""The simulated CUDA device: ``cuda:0`` whose tensors really live on the CPU.
+"""The simulated CUDA devices: ``cuda:0`` ... ``cuda:N-1`` whose tensors really
+live on the CPU.
 
 Design (why it looks like this)
 -------------------------------
-*Where the "is on cuda" bit lives* (``tags``): a tag on the tensor's storage,
-so that it follows every alias and dies with the storage.  No ``Tensor``
-subclass is involved, so ``Parameter`` and ``Module._apply`` keep working.
+*Where "on cuda:1" lives* (``tags``): the device index is a tag on the tensor's
+storage, so that it follows every alias and dies with the storage.  No
+``Tensor`` subclass is involved, so ``Parameter`` and ``Module._apply`` keep
+working.
 
 *Two modes* (``modes``): a ``TorchFunctionMode`` implements the device API and
-checks devices at the calls the user wrote (``checks`` holds the checks and the
-exact error texts of real CUDA); a ``TorchDispatchMode`` propagates the tag
-through every aten op, backward included.
+checks devices at the calls the user wrote, through a table from the called
+function to its handler; a ``TorchDispatchMode`` propagates the tag through every aten op, backward
+included.  ``checks`` holds the checks, the exact error texts of real CUDA and
+the choice of the devfix rule that fixes each error.
 
-*Patches* (``patches``): everything patched at module level (``torch.cuda.*``,
-``torch.load``/``save`` location hooks, DataLoader pinning, DataParallel,
-unsupported features) is installed by ``activate()``, which restores it all.
+*Patches* (``patches``): everything patched at module level (``torch.cuda.*``
+and ``torch.accelerator`` for N devices, ``torch.load``/``save`` location hooks,
+DataLoader pinning, the optimizers' per-device grouping, DataParallel's CUDA
+pieces in ``dataparallel``, unsupported features) is installed by
+``activate()``, which restores it all.
 
-*State* (``state``): the run's settings, where the user's code is, and the first
-device error seen; no torch import.
+*State* (``state``): the run's settings (how many GPUs, where the user's code
+is), the current device of each thread, and the first device error seen; no
+torch import.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import sys
 import torch
 
 from devfix.verify.simulator import state as _state
-from devfix.verify.simulator.state import Event, Unsupported
+from devfix.verify.simulator.state import Event
 from devfix.verify.simulator.tags import CPU, TORCH_DIR, cuda, origin, real_type, sim_index
 
 FORK_MESSAGE = (
@@ -83,10 +83,32 @@ def norm_device(dev) -> str | None:
     return None
 
 
-def check_ordinal(index: int) -> None:
-    """A device index past the simulated devices."""
-    if index != 0:
-        raise Unsupported(f"multi-GPU (cuda:{index}): only one simulated device, cuda:0")
+ORDINAL_MESSAGE = "CUDA error: invalid device ordinal"
+ORDINAL_TEXT = (
+    ORDINAL_MESSAGE + "\n"
+    "GPU device may be out of range, do you have enough GPUs?\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
+_ACCELERATOR_ERROR = getattr(torch, "AcceleratorError", RuntimeError)  # what C10_CUDA_CHECK raises
+
+
+def check_ordinal(index: int, operation: str = "") -> None:
+    """A device index past the simulated GPUs fails as on a machine with that many:
+    ``torch.AcceleratorError: CUDA error: invalid device ordinal``."""
+    st = _state.current()
+    n = st.devices if st is not None else 1
+    if 0 <= index < n:
+        return
+    have = f"{n} GPU" + ("s" if n != 1 else "")
+    device_error(
+        _ACCELERATOR_ERROR, ORDINAL_MESSAGE, f"{operation or 'cuda:' + str(index)} on a machine with {have}", {}, "",
+        f"the script uses cuda:{index} but the simulated machine has {have} (--devices {n}); "
+        f"a real one fails the same way: run with --devices {index + 1} to simulate more",
+        frame=sys._getframe(1), text=ORDINAL_TEXT,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -319,6 +341,15 @@ def rnn_message(roles: dict) -> str | None:
     return None
 
 
+def replica_note() -> str:
+    """'in DataParallel replica 1 on cuda:1, ' while a replica runs, else ''."""
+    st = _state.current()
+    rep = getattr(st.local, "replica", None) if st is not None else None
+    if not rep or rep[0] is None:
+        return ""
+    return f"in DataParallel replica {rep[0]} on {cuda(rep[1])}, "
+
+
 def classify_cross_gpu(a, adev, b, bdev) -> tuple[str, str]:
     """Two simulated GPUs meet: a plain module attribute left on one GPU while a
     DataParallel replica runs on another is DEV012; otherwise no devfix rule
@@ -328,10 +359,10 @@ def classify_cross_gpu(a, adev, b, bdev) -> tuple[str, str]:
         if where_made is not None and where_made[3] and where_made[2] == "__init__":
             where = f"{os.path.basename(where_made[0])}:{where_made[1]} in __init__()"
             return "DEV012", (
-                f"the tensor on {dev} is a plain module attribute created at {where}: "
+                f"{replica_note()}the tensor on {dev} is a plain module attribute created at {where}: "
                 "DataParallel copies parameters and buffers to each GPU, not plain attributes"
             )
     return "", (
-        f"tensors on {adev} and {bdev} meet: move one to the other's device "
+        f"{replica_note()}tensors on {adev} and {bdev} meet: move one to the other's device "
         "(x.to(y.device)), as model-parallel code does between its stages"
     )

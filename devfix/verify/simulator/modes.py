@@ -41,22 +41,57 @@ _TB = torch._C.TensorBase
 # ---------------------------------------------------------------------------
 # moving tensors between the host and the simulated devices
 # ---------------------------------------------------------------------------
+def _init_attribute(where_made) -> bool:
+    """An origin in a module's __init__: the tensor is (or feeds) a plain attribute."""
+    return where_made is not None and where_made[3] and where_made[2] == "__init__"
+
+
+class _Transfer(torch.autograd.Function):
+    """A differentiable copy to another device whose gradient is copied back to the
+    source device, as a real cross-device copy's is. A plain ``_to_copy`` would
+    not do: its backward asks for the source's real device, always the CPU here."""
+
+    @staticmethod
+    def forward(ctx, t, index, dtype):
+        ctx.source, ctx.source_dtype = sim_index(t), t.dtype
+        with no_function_mode():
+            out = _TB.to(t, dtype=dtype or t.dtype, copy=True)
+        set_index(out, index)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        with no_function_mode():
+            g = _TB.to(grad, dtype=ctx.source_dtype, copy=True)
+        set_index(g, ctx.source)
+        return g, None, None
+
+
 def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_format=None):
     """Move ``t`` to ``target`` ('cpu' | 'cuda:N') for real on the CPU, fix the tag."""
     cur = sim_device(t)
     if target != CPU:
         touch_device()
     moving = cur != target
-    kw = {"device": "cpu", "non_blocking": non_blocking, "copy": copy or moving}
-    if dtype is not None:
-        kw["dtype"] = dtype
-    if memory_format is not None:
-        kw["memory_format"] = memory_format
-    out = _TB.to(t, **kw)
+    index = index_of(target)
+    converts = dtype is not None and dtype != t.dtype
+    if (t.requires_grad and torch.is_grad_enabled() and (moving or (cur != CPU and (copy or converts)))):
+        out = _Transfer.apply(t, index, dtype)
+        if memory_format is not None:
+            with no_function_mode():
+                out = _TB.to(out, memory_format=memory_format)
+    else:
+        kw = {"device": "cpu", "non_blocking": non_blocking, "copy": copy or moving}
+        if dtype is not None:
+            kw["dtype"] = dtype
+        if memory_format is not None:
+            kw["memory_format"] = memory_format
+        with no_function_mode():
+            out = _TB.to(t, **kw)
     if out is not t:
-        set_index(out, index_of(target))
+        set_index(out, index)
         where_made = origin(t)
-        if where_made is not None and target == CPU:
+        if where_made is not None and (target == CPU or _init_attribute(where_made)):
             set_origin(out, where_made)
     return out
 
@@ -192,12 +227,15 @@ def default(func, args, kwargs, caller):
 
 
 def _note_origin(name, fresh, ins, caller):
-    """Remember where the user created a CPU tensor (to pick DEV007/8/12)."""
+    """Remember where the user created a CPU tensor (to pick DEV007/8/12), and where
+    a module's __init__ created a device tensor (a plain attribute that DataParallel
+    does not copy to its replicas: DEV012 on more than one GPU)."""
     where_made = None
     for t in ins:
         where_made = origin(t)
         if where_made is not None:
             break
+    made_here = False
     st = _state.current()
     if where_made is None and name in FACTORIES and st is not None:
         if st.is_user_file(caller.f_code.co_filename):
@@ -206,9 +244,11 @@ def _note_origin(name, fresh, ins, caller):
                 caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name,
                 isinstance(slf, torch.nn.Module),
             )
+            made_here = True
     if where_made is not None:
+        keep_on_device = _init_attribute(where_made) and made_here
         for o in fresh:
-            if not is_sim(o):
+            if keep_on_device or not is_sim(o):
                 set_origin(o, where_made)
 
 
@@ -330,6 +370,9 @@ def _device_outputs(func, out):
     return tuple(out[i] for i in keep)
 
 
+_TO_COPY = torch.ops.aten._to_copy.default
+
+
 class DispatchMode(TorchDispatchMode):
     """Propagates the tag through every aten op (incl. autograd's backward)."""
 
@@ -346,7 +389,12 @@ class DispatchMode(TorchDispatchMode):
         if st is not None and st.in_bad_fork and any(is_sim(t) for t in ins):
             device_error(RuntimeError, checks.FORK_MESSAGE, str(func), {}, "DEV006")
         out = func(*args, **kwargs)
-        index = first_index(ins) if target is None else index_of(target)
+        if target is None or (target == CPU and func is _TO_COPY and torch._C._current_graph_task_id() != -1):
+            # no device asked for; or the backward of a dtype cast, which asks for the
+            # source's real device (the CPU): the result stays where its input is
+            index = first_index(ins)
+        else:
+            index = index_of(target)
         if index is not None:
             for o in fresh_outputs(_device_outputs(func, out), ins):
                 set_index(o, index)

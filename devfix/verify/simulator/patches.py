@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
+import importlib
 import sys
 import types
 
@@ -20,11 +20,11 @@ import torch.nn.functional  # noqa: F401  (make sure F.* exist before patching)
 import torch.serialization
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as _pin_module
-from torch.utils import _pytree as pytree
 
 from devfix.verify.simulator import state as _state
-from devfix.verify.simulator.checks import LOAD_MESSAGE, device_error, norm_device, touch_device
-from devfix.verify.simulator.modes import DispatchMode, FunctionMode, move, no_function_mode, pin_error
+from devfix.verify.simulator import dataparallel
+from devfix.verify.simulator.checks import LOAD_MESSAGE, check_ordinal, device_error, norm_device, touch_device
+from devfix.verify.simulator.modes import DispatchMode, FunctionMode, no_function_mode, pin_error
 from devfix.verify.simulator.state import State, Unsupported
 from devfix.verify.simulator.tags import (
     TAG, TORCH_DIR, cuda, index_of, is_sim, set_index, set_storage_index, sim_device, sim_index, tensors,
@@ -58,16 +58,6 @@ def _unsupported(feature):
     return raiser
 
 
-def _cuda_call(result=None):
-    """A torch.cuda function that "works" (and initialises the device)."""
-
-    def fn(*a, **k):
-        touch_device()
-        return result
-
-    return fn
-
-
 class _IdleStream:
     """What ``torch.accelerator.current_stream()`` returns: never capturing."""
 
@@ -88,11 +78,70 @@ def _no_op(*a, **k):
     return None
 
 
-def _set_device(dev=None):
-    d = dev if isinstance(dev, (int, type(None))) else torch.device(dev).index
-    if d not in (None, 0):
-        raise Unsupported(f"torch.cuda.set_device({d}): multi-GPU")
+def _cuda_index(device=None) -> int:
+    """torch.cuda's reading of a device argument: None or a bare 'cuda' is the
+    current device; an int, 'cuda:1' or torch.device('cuda', 1) is that index."""
+    st = _state.current()
+    current = st.current_device if st is not None else 0
+    if device is None:
+        return current
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    d = torch.device(device)
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return current if d.index is None else d.index
+
+
+def _set_device(device=None):
+    """torch.cuda.set_device: a negative index is a no-op; past the GPUs, invalid ordinal."""
+    index = _cuda_index(device)
+    if index < 0:
+        return
+    check_ordinal(index, "torch.cuda.set_device()")
     touch_device()
+    _state.current().current_device = index
+
+
+def _current_device():
+    touch_device()
+    return _state.current().current_device
+
+
+def _exchange_device(index: int) -> int:
+    """What torch.cuda.device(...).__enter__ calls: select `index`, return the previous one."""
+    if index < 0:
+        return -1
+    check_ordinal(index, "torch.cuda.device()")
+    touch_device()
+    st = _state.current()
+    prev, st.current_device = st.current_device, index
+    return prev
+
+
+def _maybe_exchange_device(index: int) -> int:
+    if index < 0:
+        return -1
+    st = _state.current()
+    prev, st.current_device = st.current_device, index
+    return prev
+
+
+def _device_properties(props):
+    def get_device_properties(device=None):
+        touch_device()
+        index = _cuda_index(device)
+        if index < 0 or index >= _state.current().devices:
+            raise AssertionError("Invalid device id")
+        return props
+
+    return get_device_properties
+
+
+def _synchronize(device=None):
+    touch_device()
+    if device is not None:
+        check_ordinal(_cuda_index(device), "torch.cuda.synchronize()")
 
 
 def _pin_memory(data, device=None):
@@ -118,13 +167,24 @@ def _location_tag(orig):
 def _restore_location(orig):
     def default_restore_location(storage, location):
         if isinstance(location, str) and location.startswith("cuda"):
-            target = norm_device(location)
             st = _state.current()
             if st is not None and st.cpu_only_load and getattr(st.local, "no_map_location", False):
                 device_error(
-                    RuntimeError, LOAD_MESSAGE, "torch.load()", {"checkpoint": target},
+                    RuntimeError, LOAD_MESSAGE, "torch.load()", {"checkpoint": location},
                     "DEV010", "the checkpoint holds CUDA tensors and no map_location was given",
                 )
+            index = _cuda_index(location)
+            if st is not None and index >= st.devices:  # torch.serialization._validate_device
+                device_error(
+                    RuntimeError,
+                    f"Attempting to deserialize object on CUDA device {index} but "
+                    f"torch.cuda.device_count() is {st.devices}. Please use torch.load with "
+                    "map_location to map your storages to an existing device.",
+                    "torch.load()", {"checkpoint": cuda(index)}, "DEV010",
+                    f"the checkpoint was saved on {cuda(index)}; map_location=device loads it "
+                    "onto a device this machine has",
+                )
+            target = norm_device(location)
             s = getattr(storage, "_untyped_storage", storage)
             touch_device()
             set_storage_index(s, index_of(target))
@@ -150,27 +210,24 @@ def _load(orig):
     return load
 
 
-def _dp_forward(self, *inputs, **kwargs):
-    """DataParallel.forward for one device: same check and scatter as the real one."""
-    if not self.device_ids:
-        return self.module(*inputs, **kwargs)
-    for t in itertools.chain(self.module.parameters(), self.module.buffers()):
-        if not is_sim(t):
-            device_error(
-                RuntimeError,
-                "module must have its parameters and buffers on device cuda:0 "
-                "(device_ids[0]) but found one of them on device: cpu",
-                "DataParallel.forward()", {"module": "cpu", "device_ids[0]": cuda(0)},
-                "DEV003", "the wrapped module was moved off cuda:0",
-            )
+def _group_by_device(original):
+    """torch's grouping of tensor lists by (device, dtype) for the ``_foreach_*``
+    kernels (optimizers, clip_grad_norm_), by simulated device: the real one groups
+    by the real device, the CPU, and would hand one kernel tensors of two GPUs."""
 
-    def scatter(x):
-        return move(x, cuda(0)) if isinstance(x, torch.Tensor) else x
+    @functools.wraps(original)
+    def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+        grouped = {}
+        for (device, dtype), (lists, indices) in original(tensorlistlist, True).items():
+            keys = [sim_index(t) if t is not None else None for t in lists[0]]
+            for key in dict.fromkeys(keys):
+                chosen = [j for j, k in enumerate(keys) if k == key]
+                sub = [[lst[j] for j in chosen] if len(lst) == len(keys) else lst for lst in lists]
+                where = torch.device("cuda", key) if key is not None else device
+                grouped[(where, dtype)] = (sub, [indices[j] for j in chosen] if with_indices else [])
+        return grouped
 
-    with no_function_mode():
-        inputs = pytree.tree_map(scatter, inputs)
-        kwargs = pytree.tree_map(scatter, kwargs)
-    return self.module(*inputs, **kwargs)
+    return group_tensors_by_device_and_dtype
 
 
 def _pack_padded(original):
@@ -234,24 +291,27 @@ def _scaler_is_cuda(device="cuda", *a, enabled=True, **k):
 
 @contextlib.contextmanager
 def activate(state: State):
-    """Install the simulated device for the duration of the block."""
+    """Install the simulated devices (``state.devices`` GPUs) for the duration of the block."""
     p = _Patcher()
     cuda_mod = torch.cuda
     props = types.SimpleNamespace(
         name="devfix simulated CUDA device", major=8, minor=0,
         total_memory=16 * 1024**3, multi_processor_count=108, is_integrated=False,
     )
+    get_properties = _device_properties(props)
     state.exclude(TORCH_DIR)
     try:
         _state.set_current(state)
         for name, value in {
             "is_available": lambda: True,
-            "device_count": lambda: 1,
-            "current_device": _cuda_call(0),
-            "get_device_name": _cuda_call(props.name),
-            "get_device_capability": _cuda_call((8, 0)),
-            "get_device_properties": _cuda_call(props),
-            "synchronize": _cuda_call(None),
+            "device_count": lambda: state.devices,
+            "current_device": _current_device,
+            "get_device_name": lambda device=None: get_properties(device).name,
+            "get_device_capability": lambda device=None: (get_properties(device).major, get_properties(device).minor),
+            "get_device_properties": get_properties,
+            "synchronize": _synchronize,
+            "_exchange_device": _exchange_device,
+            "_maybe_exchange_device": _maybe_exchange_device,
             "manual_seed": _no_op,  # real torch queues these lazily: no init
             "manual_seed_all": _no_op,  # real torch queues these lazily: no init
             "seed": _no_op,  # real torch queues these lazily: no init
@@ -280,10 +340,12 @@ def activate(state: State):
             p.set(cuda_mod, name, _unsupported(f"torch.cuda.{name} (memory is not simulated)"))
         acc = torch.accelerator
         p.set(acc, "is_available", lambda: True)
-        p.set(acc, "device_count", lambda: 1)
+        p.set(acc, "device_count", lambda: state.devices)
         p.set(acc, "current_accelerator", lambda *a, **k: torch.device("cuda"))
-        p.set(acc, "current_device_index", lambda: 0)
+        p.set(acc, "current_device_index", _current_device)
         p.set(acc, "set_device_index", lambda d=0, /: _set_device(d))
+        p.set(torch._C, "_accelerator_exchangeDevice", _exchange_device)  # torch.accelerator.device_index
+        p.set(torch._C, "_accelerator_maybeExchangeDevice", _maybe_exchange_device)
         p.set(acc, "synchronize", lambda *a: None)
         # torch's optimizers ask whether the current stream is capturing a graph
         p.set(acc, "current_stream", lambda *a: _NOT_CAPTURING)
@@ -313,10 +375,22 @@ def activate(state: State):
         p.set(_pin_module, "pin_memory", _pin_memory)
         # the RNN modules ask cuDNN about "cuda" weights; there is no cuDNN here
         p.set(torch.backends.cudnn, "is_acceptable", lambda t: False)
-        p.set(torch.nn.DataParallel, "forward", _dp_forward)
+        # optimizers and clip_grad_norm_ run one _foreach kernel per (simulated) device
+        group = _group_by_device(torch.utils._foreach_utils._group_tensors_by_device_and_dtype)
+        for name in ("torch.utils._foreach_utils", "torch.optim.optimizer", "torch.optim.swa_utils",
+                     "torch.nn.utils.clip_grad"):
+            p.set(importlib.import_module(name), "_group_tensors_by_device_and_dtype", group)
+        # DataParallel: torch's own forward and replicate, with the CUDA pieces simulated
+        p.set(torch.nn.DataParallel, "forward", dataparallel.checked_forward(torch.nn.DataParallel.forward))
+        # (torch.nn.parallel.replicate & co. name the functions: patch the modules)
+        parallel = {n: importlib.import_module(f"torch.nn.parallel.{n}")
+                    for n in ("scatter_gather", "replicate", "data_parallel")}
+        p.set(parallel["scatter_gather"], "Scatter", dataparallel.Scatter)
+        p.set(parallel["scatter_gather"], "Gather", dataparallel.Gather)
+        p.set(parallel["replicate"], "_broadcast_coalesced_reshape", dataparallel.broadcast_coalesced_reshape)
+        p.set(parallel["data_parallel"], "parallel_apply", dataparallel.parallel_apply)
         p.set(torch.nn.utils.rnn, "pad_packed_sequence", _pad_packed(torch.nn.utils.rnn.pad_packed_sequence))
         p.set(torch.nn.utils.rnn, "pack_padded_sequence", _pack_padded(torch.nn.utils.rnn.pack_padded_sequence))
-        p.set(torch.nn.parallel.data_parallel, "_check_balance", lambda ids: None)
 
         fmode, dmode = FunctionMode(), DispatchMode()
         with dmode, fmode:
