@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from verify_cases import EXACT, MUST_FAIL, MUST_PASS, gpus_needed
+from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, gpus_needed
 from verify_helpers import SCRIPTS
 
 
@@ -55,4 +55,19 @@ def test_real_gpu_agrees(script, fails, opts):
     elif fails:
         # the same kind of error as the verifier reports
         assert any(k in proc.stderr for k in ("device", "numpy", "pin", "CUDA")), proc.stderr[-2000:]
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_real_gpu_indexing_allowed():
+    proc = _run(["indexing_cases.py", "allowed"], 1)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("case", sorted(INDEXING_RAISES))
+@pytest.mark.gpu
+@needs_cuda
+def test_real_gpu_indexing_raises(case):
+    proc = _run(["indexing_cases.py", case], 1)
+    assert proc.returncode != 0 and INDEXING_RAISES[case] in proc.stderr, proc.stderr[-2000:]
 

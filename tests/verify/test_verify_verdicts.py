@@ -1,11 +1,12 @@
 """Must-fail and must-pass scripts, each verified in its own subprocess."""
 
 import json
+import os
 
 import pytest
 
 from devfix.verify import run_script
-from verify_cases import EXACT, MUST_FAIL, MUST_PASS, TWO_GPUS
+from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, TWO_GPUS
 from verify_helpers import SCRIPTS, bug_line, run_verify
 
 @pytest.mark.parametrize("script,rule,opts", MUST_FAIL, ids=[m[0] for m in MUST_FAIL])
@@ -156,8 +157,8 @@ def test_buggy_example_is_reported_where_it_fails_and_where_the_batch_came_from(
 
 
 @pytest.mark.parametrize("script", sorted(EXACT))
-def test_exact_messages_multi_gpu(script):
-    """The texts of real CUDA PyTorch 2.13 for the multi-GPU scripts."""
+def test_exact_messages_indexing_and_multi_gpu(script):
+    """The texts of real CUDA PyTorch 2.13 for the indexing and multi-GPU scripts."""
     opts = next(o for s, _, o in MUST_FAIL if s == script)
     report = json.loads(run_verify("--json", *opts, script).stdout)
     assert report["message"] == EXACT[script], report
@@ -175,6 +176,27 @@ def test_dataparallel_attribute_names_the_replica():
     report = json.loads(run_verify("--json", *TWO_GPUS, "fail_dataparallel_attribute.py").stdout)
     assert report["devices"] == {"self": "cuda:1", "other": "cuda:0"}
     assert "DataParallel replica 1 on cuda:1" in report["detail"], report["detail"]
+
+
+def _case_line(case):
+    with open(os.path.join(SCRIPTS, "indexing_cases.py"), encoding="utf-8") as fh:
+        return next(no for no, line in enumerate(fh, 1) if line.lstrip().startswith(f'"{case}":'))
+
+
+def test_indexing_allowed_cases_pass():
+    proc = run_verify("indexing_cases.py", "allowed")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cpu[gpu_scalar] -> cpu" in proc.stdout and "gpu[cpu_index] -> cuda:0" in proc.stdout
+
+
+@pytest.mark.parametrize("case", sorted(INDEXING_RAISES))
+def test_indexing_raising_cases(case):
+    proc = run_verify("--json", "indexing_cases.py", case)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["message"] == INDEXING_RAISES[case]
+    lines = [report["line"]] + [int(c.rsplit(":", 1)[1]) for c in report["called_from"]]
+    assert _case_line(case) in lines, (case, report)
 
 
 def test_checkpoint_saved_on_the_second_gpu(tmp_path):

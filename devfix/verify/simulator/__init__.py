@@ -10,7 +10,9 @@ working.
 
 *Two modes* (``modes``): a ``TorchFunctionMode`` implements the device API and
 checks devices at the calls the user wrote, through a table from the called
-function to its handler; a ``TorchDispatchMode`` propagates the tag through every aten op, backward
+function to its handler (``indexing`` adds the handlers of indexing, gather,
+scatter, take and embedding, whose device rules differ from the rest); a
+``TorchDispatchMode`` propagates the tag through every aten op, backward
 included.  ``checks`` holds the checks, the exact error texts of real CUDA and
 the choice of the devfix rule that fixes each error.
 

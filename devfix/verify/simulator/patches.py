@@ -21,6 +21,7 @@ import torch.serialization
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as _pin_module
 
+from devfix.verify.simulator import indexing  # noqa: F401  (registers the indexing handlers)
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator import dataparallel
 from devfix.verify.simulator.checks import LOAD_MESSAGE, check_ordinal, device_error, norm_device, touch_device
