@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, gpus_needed
+from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, PROJECT_FAIL, PROJECT_PASS, gpus_needed
 from verify_helpers import SCRIPTS
 
 
@@ -71,3 +71,13 @@ def test_real_gpu_indexing_raises(case):
     proc = _run(["indexing_cases.py", case], 1)
     assert proc.returncode != 0 and INDEXING_RAISES[case] in proc.stderr, proc.stderr[-2000:]
 
+
+PROJECTS = [(real, True) for _, real, _, _ in PROJECT_FAIL] + [(real, False) for _, real in PROJECT_PASS]
+
+
+@pytest.mark.parametrize("argv,fails", PROJECTS, ids=[" ".join(p[0]) for p in PROJECTS])
+@pytest.mark.gpu
+@needs_cuda
+def test_real_gpu_projects(argv, fails):
+    proc = _run(argv, 1)
+    assert (proc.returncode != 0) == fails, proc.stderr[-2000:]

@@ -6,7 +6,9 @@ import os
 import pytest
 
 from devfix.verify import run_script
-from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, TWO_GPUS
+from verify_cases import (
+    EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, PROJECT_FAIL, PROJECT_PASS, TWO_GPUS,
+)
 from verify_helpers import SCRIPTS, bug_line, run_verify
 
 @pytest.mark.parametrize("script,rule,opts", MUST_FAIL, ids=[m[0] for m in MUST_FAIL])
@@ -197,6 +199,31 @@ def test_indexing_raising_cases(case):
     assert report["message"] == INDEXING_RAISES[case]
     lines = [report["line"]] + [int(c.rsplit(":", 1)[1]) for c in report["called_from"]]
     assert _case_line(case) in lines, (case, report)
+
+
+@pytest.mark.parametrize("argv,real,file,rule", PROJECT_FAIL, ids=[" ".join(c[0]) for c in PROJECT_FAIL])
+def test_project_fails_in_the_sibling_module(argv, real, file, rule):
+    report = json.loads(run_verify("--json", *argv).stdout)
+    assert report["verdict"] == "device-error", report
+    assert report["file"] == os.path.join(SCRIPTS, file)
+    assert (report["line"], report["rule"]) == (bug_line(file), rule)
+    assert report["called_from"], report  # the entry script's line that called it
+
+
+@pytest.mark.parametrize("argv,real", PROJECT_PASS, ids=[" ".join(c[0]) for c in PROJECT_PASS])
+def test_project_passes_when_fixed(argv, real):
+    proc = run_verify(*argv)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1].startswith("verify: OK")
+
+
+def test_project_folder_usage_errors(tmp_path):
+    for name in ("train.py", "main.py"):
+        (tmp_path / name).write_text("print('hi')\n")
+    proc = run_verify("--json", str(tmp_path))
+    assert proc.returncode == 2
+    message = json.loads(proc.stdout)["message"]
+    assert "several entry scripts (train.py, main.py)" in message and "pass the one to run" in message
 
 
 def test_checkpoint_saved_on_the_second_gpu(tmp_path):

@@ -89,6 +89,16 @@ INDEXING_RAISES = {
     "gpu[cpu_index] = cpu_src": _TWO.format("cuda:0", "cpu"),
 }
 
+# a project folder and a module of a project: (verify argv, real python argv, file, rule)
+PROJECT_FAIL = [
+    (["project_app"], ["project_app/train.py"], "project_app/models.py", "DEV012"),
+    (["-m", "project_pkg.train"], ["-m", "project_pkg.train"], "project_lib/layers.py", "DEV007"),
+]
+PROJECT_PASS = [
+    (["project_app", "--fixed"], ["project_app/train.py", "--fixed"]),
+    (["-m", "project_pkg.train", "--fixed"], ["-m", "project_pkg.train", "--fixed"]),
+]
+
 
 def gpus_needed(opts) -> int:
     return int(opts[opts.index("--devices") + 1]) if "--devices" in opts else 1
