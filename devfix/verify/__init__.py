@@ -44,18 +44,29 @@ class VerifyResult:
         return self.report.get("line")
 
 
-def run_script(path, args=(), cpu_only_load: bool = False, timeout: float = 60,
-               python: str | None = None, cwd: str | None = None) -> VerifyResult:
-    """Verify ``path`` in a fresh interpreter and return its verdict."""
+def run_script(path=None, args=(), cpu_only_load: bool = False, timeout: float = 60,
+               python: str | None = None, cwd: str | None = None, devices: int = 1,
+               module: str | None = None) -> VerifyResult:
+    """Verify ``path`` (a script, or a project folder: its entry script) in a fresh
+    interpreter on `devices` simulated GPUs and return its verdict. With `module`,
+    run ``python -m module`` from `cwd` instead."""
     cmd = [python or sys.executable, "-m", "devfix.verify", "--json"]
     if cpu_only_load:
         cmd.append("--cpu-only-load")
-    cmd += [os.fspath(path), *map(str, args)]
+    if devices != 1:
+        cmd += ["--devices", str(devices)]
+    if module:
+        cmd += ["-m", module, *map(str, args)]
+        cwd = cwd or os.getcwd()
+    else:
+        path = os.fspath(path)
+        cmd += [path, *map(str, args)]
+        if cwd is None:
+            cwd = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=cwd or os.path.dirname(os.path.abspath(path)))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     except subprocess.TimeoutExpired as e:
         return VerifyResult("timeout", None, {}, _text(e.stdout), _text(e.stderr))
     report = {}

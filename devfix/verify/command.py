@@ -19,15 +19,39 @@ import click
     is_flag=True,
     help="Make torch.load of CUDA tensors without map_location fail as on a CPU-only machine.",
 )
-@click.argument("script", type=click.Path(dir_okay=False))
+@click.option(
+    "--devices",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Simulate N GPUs (cuda:0 ... cuda:N-1), for cuda:1, DataParallel and model parallelism.",
+)
+@click.option(
+    "-m",
+    "module",
+    metavar="MODULE",
+    help="Run a module like python -m MODULE, the current directory being the project root; "
+    "everything after MODULE goes to it.",
+)
+@click.argument("script", required=False, type=click.Path())
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify_command(as_json: bool, cpu_only_load: bool, script: str, args: tuple) -> None:
-    """Run SCRIPT [ARGS] as if one CUDA device existed (all work stays on the
-    CPU) and report the first place where tensors on different devices meet.
+def verify_command(as_json: bool, cpu_only_load: bool, devices: int, module: str | None,
+                   script: str | None, args: tuple) -> None:
+    """Run SCRIPT [ARGS] as if CUDA devices existed (all work stays on the CPU)
+    and report the first place where tensors on different devices meet.
+
+    SCRIPT may be a project folder: its train.py, main.py or __main__.py (or its
+    one script with `if __name__ == "__main__":`) runs, and every file under the
+    folder is the user's code.
 
     Exit codes: 0 clean, 1 device bug or script error, 2 usage error or
     PyTorch missing, 3 the script uses a feature the simulation does not model.
     """
     from devfix.verify.runner import run
 
-    raise SystemExit(run(script, args, as_json=as_json, cpu_only_load=cpu_only_load))
+    if module:  # `-m pkg.train --epochs 1`: what click took for SCRIPT is the module's first argument
+        args = ((script,) if script is not None else ()) + tuple(args)
+        script = None
+    raise SystemExit(run(script, args, as_json=as_json, cpu_only_load=cpu_only_load,
+                         devices=devices, module=module))

@@ -14,16 +14,18 @@ from dataclasses import asdict, dataclass, field
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 
-RULES = {
-    "DEV003": ("model-placement", "move the model where it is built, before the optimizer: model = Net().to(device)"),
-    "DEV004": ("batch-to-device", "move each batch to the device at the top of the loop: x, y = x.to(device), y.to(device)"),
-    "DEV005": ("loader-pin-memory", "pin_memory=True needs CPU data: keep the dataset on the CPU (move batches in the loop) or drop pin_memory"),
-    "DEV006": ("dataset-off-cpu-path", "do not touch the device inside a Dataset used by worker processes; move the batch in the loop"),
-    "DEV007": ("forward-created-tensor", "create it on the input's device: torch.zeros(..., device=x.device)"),
-    "DEV008": ("loop-created-tensor", "create it on the device: torch.full(..., device=device)"),
-    "DEV009": ("host-conversion", "copy to the host first: t.detach().cpu().numpy()"),
-    "DEV010": ("load-map-location", "torch.load(f, map_location=device)"),
-    "DEV012": ("module-tensor-attribute", "make it a buffer so it moves with the model: self.register_buffer(\"name\", t, persistent=False)"),
+# What to do, per rule, in verify's words. The rule's kebab-case name comes from the
+# rules registry (devfix.rules.BY_CODE), read when a report names a rule.
+HINTS = {
+    "DEV003": "move the model where it is built, before the optimizer: model = Net().to(device)",
+    "DEV004": "move each batch to the device at the top of the loop: x, y = x.to(device), y.to(device)",
+    "DEV005": "pin_memory=True needs CPU data: keep the dataset on the CPU (move batches in the loop) or drop pin_memory",
+    "DEV006": "do not touch the device inside a Dataset used by worker processes; move the batch in the loop",
+    "DEV007": "create it on the input's device: torch.zeros(..., device=x.device)",
+    "DEV008": "create it on the device: torch.full(..., device=device)",
+    "DEV009": "copy to the host first: t.detach().cpu().numpy()",
+    "DEV010": "torch.load(f, map_location=device)",
+    "DEV012": "make it a buffer so it moves with the model: self.register_buffer(\"name\", t, persistent=False)",
 }
 
 # device errors that reach the runner as text only (raised in a DataLoader
@@ -52,6 +54,7 @@ class Result:
     tensors_on_device: int = 0
     seconds: float = 0.0
     called_from: list = field(default_factory=list)  # ["file:line", ...] outer user frames
+    gpus: int = 1  # how many GPUs were simulated (--devices)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -61,7 +64,7 @@ class Result:
         if self.verdict == "ok":
             return (
                 f"verify: OK — {self.tensors_on_device:,} tensors placed on the "
-                f"simulated cuda:0, {self.seconds:.1f} s"
+                f"{simulated(self.gpus)}, {self.seconds:.1f} s"
             )
         if self.verdict == "device-error":
             devs = ", ".join(f"{k} on {v}" for k, v in self.devices.items())
@@ -75,7 +78,7 @@ class Result:
                 lines.append(f"  ({self.detail})")
             if self.rule:
                 lines.append(f"hint: {self.rule} {self.rule_name} — {self.hint}")
-            lines.append(f"verify: FAILED — device bug on the simulated cuda:0, {self.seconds:.1f} s")
+            lines.append(f"verify: FAILED — device bug on the {simulated(self.gpus)}, {self.seconds:.1f} s")
             return "\n".join(lines)
         if self.verdict == "unsupported":
             return (
@@ -91,6 +94,15 @@ class Result:
         return f"verify: {self.message}"
 
 
+def simulated(gpus: int) -> str:
+    """'simulated cuda:0', 'simulated cuda:0 and cuda:1', 'simulated cuda:0 to cuda:3'."""
+    if gpus <= 1:
+        return "simulated cuda:0"
+    if gpus == 2:
+        return "simulated cuda:0 and cuda:1"
+    return f"simulated cuda:0 to cuda:{gpus - 1}"
+
+
 def _show(path: str | None) -> str:
     if not path:
         return "?"
@@ -101,10 +113,20 @@ def _show(path: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
+def rule_name(code: str) -> str:
+    """The rule's kebab-case name, from the rules registry (imported on first use: it
+    pulls in libcst, which a clean run never needs)."""
+    from devfix.rules import BY_CODE
+
+    rule = BY_CODE.get(code)
+    return rule.name if rule is not None else ""
+
+
 def _with_rule(res: Result, rule: str | None) -> Result:
     if rule:
         res.rule = rule
-        res.rule_name, res.hint = RULES.get(rule, ("", ""))
+        res.rule_name = rule_name(rule)
+        res.hint = HINTS.get(rule, "")
     return res
 
 

@@ -1,28 +1,39 @@
-"""Run one script under the simulated device and report (the command's body).
+"""Run one script (or a project's entry script, or ``-m module``) under the
+simulated devices and report: the command's body.
 
-Imports torch only inside ``run`` so that ``devfix verify`` can say clearly
-that PyTorch is missing instead of failing at import time.
+Imports torch only inside ``run`` (or opportunistically at import, see below) so
+that ``devfix verify`` can say clearly that PyTorch is missing instead of
+failing at import time.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import runpy
 import sys
 import time
 
+from devfix.verify import project
 from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result
 
 TORCH_MISSING = "devfix verify needs PyTorch: pip install 'devfix[verify]'"
 
+try:  # a process that imports the runner ahead of forking (a fork server) pays this once
+    from devfix.verify import simulator as _simulator  # noqa: F401
+except ImportError:  # no torch: `run` says so
+    pass
 
-def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False) -> int:
-    """Run SCRIPT like ``python SCRIPT ARGS`` on the simulated device; print the
-    report (text, or one JSON object on stdout with ``as_json``); return the
-    exit code (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
-    if not os.path.isfile(script):
-        return _emit(Result("usage-error", EXIT_USAGE, message=f"no such script: {script}"), as_json)
+
+def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool = False,
+        devices: int = 1, module: str | None = None) -> int:
+    """Run SCRIPT like ``python SCRIPT ARGS`` (a folder: its entry script; `module`:
+    like ``python -m MODULE ARGS``) on `devices` simulated GPUs; print the report
+    (text, or one JSON object on stdout with ``as_json``); return the exit code
+    (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
+    try:
+        entry = project.resolve(script, module)
+    except project.UsageError as e:
+        return _emit(Result("usage-error", EXIT_USAGE, message=str(e), gpus=devices), as_json)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -32,10 +43,9 @@ def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False
         return EXIT_USAGE
     from devfix.verify import report, simulator
 
-    state = simulator.State(script, cpu_only_load)
-    path = os.path.abspath(script)
-    sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(path))
+    state = simulator.State(entry.path, cpu_only_load, devices=devices, root=entry.root)
+    sys.argv = [entry.argv0, *args]
+    sys.path[0:0] = entry.sys_path
     exc = None
     exit_status = 0
     start = time.perf_counter()
@@ -44,7 +54,10 @@ def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False
     with out:
         try:
             with simulator.activate(state):
-                runpy.run_path(path, run_name="__main__")
+                if entry.module:
+                    runpy.run_module(entry.module, run_name="__main__", alter_sys=True)
+                else:
+                    runpy.run_path(entry.path, run_name="__main__")
         except SystemExit as e:
             exit_status = e.code
         except KeyboardInterrupt:
@@ -68,6 +81,7 @@ def run(script: str, args=(), as_json: bool = False, cpu_only_load: bool = False
                      tensors_on_device=n, seconds=seconds)
     else:
         res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
+    res.gpus = devices
     return _emit(res, as_json)
 
 
@@ -75,6 +89,6 @@ def _emit(res: Result, as_json: bool) -> int:
     if as_json:
         print(res.to_json())
     else:
-        print(res.to_text(), file=sys.stdout if res.verdict == "ok" else sys.stdout)
+        print(res.to_text())
     sys.stdout.flush()
     return res.exit_code

@@ -43,7 +43,10 @@ def test_click_command_options_and_script_args():
 
     assert verify_command.context_settings["allow_interspersed_args"] is False
     names = {p.name for p in verify_command.params}
-    assert {"as_json", "cpu_only_load", "script", "args"} <= names
+    assert {"as_json", "cpu_only_load", "devices", "module", "script", "args"} <= names
     # runs in-process here, so only a usage error (no torch patching happens)
     res = CliRunner().invoke(verify_command, ["missing_script.py", "--json", "x"])
     assert res.exit_code == 2
+    assert CliRunner().invoke(verify_command, ["--devices", "0", "x.py"]).exit_code == 2
+    res = CliRunner().invoke(verify_command, ["--json", "-m", "no_such_pkg.train", "--epochs", "1"])
+    assert res.exit_code == 2 and "no module named 'no_such_pkg'" in res.output

@@ -1,0 +1,126 @@
+"""Which simulated device a tensor is on: a tag on its storage.
+
+A tensor's device is a property of its storage: views, ``.data``, ``.detach()``,
+``Parameter(t)`` and ``param.data = t`` (which ``Module._apply`` uses for
+``model.to(device)``) all share storage with the tensor they come from.  So the
+tag is an attribute on the tensor's ``UntypedStorage`` Python object, holding the
+simulated CUDA device index (absent or ``None``: the tensor is where torch says,
+normally the CPU).  PyTorch preserves that object for as long as the storage
+lives, so the tag follows every alias, dies with the storage and never goes
+stale (an id-keyed side table would be reused after free).
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from torch.utils import _pytree as pytree
+
+from devfix.verify.simulator import state as _state
+
+TAG = "_devfix_sim_cuda"
+ORIGIN = "_devfix_origin"
+CPU = "cpu"
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_TB = torch._C.TensorBase
+_real_device = _TB.device.__get__
+
+
+def cuda(index: int) -> str:
+    return f"cuda:{index}"
+
+
+def storage(t):
+    try:
+        return t.untyped_storage()
+    except Exception:  # sparse, nested, ... : never simulated
+        return None
+
+
+def sim_index(t) -> int | None:
+    """The simulated CUDA index of `t`, or None when it is not on a simulated device."""
+    s = storage(t)
+    return None if s is None else getattr(s, TAG, None)
+
+
+def is_sim(t) -> bool:
+    return sim_index(t) is not None
+
+
+def sim_device(t) -> str:
+    """The device the script sees, as text: 'cuda:1', 'cpu', 'meta'..."""
+    i = sim_index(t)
+    return cuda(i) if i is not None else str(_real_device(t))
+
+
+def real_type(t) -> str:
+    return _real_device(t).type
+
+
+def set_index(t, index: int | None) -> None:
+    """Put `t` (its storage) on simulated device `index`, or back on the host (None)."""
+    s = storage(t)
+    if s is not None:
+        set_storage_index(s, index)
+
+
+def set_storage_index(s, index: int | None) -> None:
+    was = getattr(s, TAG, None)
+    if index is not None and was is None:
+        st = _state.current()
+        if st is not None:
+            st.tensors_on_device += 1
+    if index != was:
+        setattr(s, TAG, index)
+
+
+def index_of(device: str | None) -> int | None:
+    """'cuda:3' -> 3; 'cpu' / None -> None."""
+    if device is None or not device.startswith("cuda:"):
+        return None
+    return int(device[5:])
+
+
+def tensors(obj):
+    return [x for x in pytree.tree_leaves(obj) if isinstance(x, torch.Tensor)]
+
+
+def first_index(ts) -> int | None:
+    """Simulated device of the first tensor in `ts` that is on one."""
+    for t in ts:
+        i = sim_index(t)
+        if i is not None:
+            return i
+    return None
+
+
+def _storage_ids(ts):
+    out = set()
+    for t in ts:
+        s = storage(t)
+        if s is not None:
+            out.add(id(s))
+    return out
+
+
+def fresh_outputs(out, inputs):
+    """Outputs that do not alias an input's storage (so their tag is ours to set)."""
+    ins = _storage_ids(inputs)
+    res = []
+    for t in tensors(out):
+        s = storage(t)
+        if s is not None and id(s) not in ins:
+            res.append(t)
+    return res
+
+
+def origin(t):
+    """(file, line, function, in_module) where the user created `t`'s data, if known."""
+    return getattr(storage(t), ORIGIN, None)
+
+
+def set_origin(t, where) -> None:
+    s = storage(t)
+    if s is not None and where is not None:
+        setattr(s, ORIGIN, where)
