@@ -10,7 +10,9 @@ comments, read by the harness (they stay in the file, like any comment):
     # devfix: input-runs                the input's bug shows neither on a simulated GPU nor
                                         on the CPU (a speed fix, a latent bug): see
                                         tests/test_fixture_verify.py
-    # devfix: no-verify  (reason)       the simulator cannot model it (e.g. cuda:1)
+    # devfix: no-verify  (reason)       the simulator cannot model it
+    # devfix: verify-devices=2          verify it on two simulated GPUs (`cuda:1`)
+    # devfix: verify-same-machine       verify without --cpu-only-load (saved and loaded in one run)
 """
 
 from __future__ import annotations

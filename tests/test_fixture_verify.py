@@ -6,7 +6,9 @@
   that dies without a GPU). A fixture whose bug shows in neither (a fix for speed, a latent
   bug no line of the script reaches) says so with `# devfix: input-runs`, so the list of
   such fixtures is explicit and reviewed. `# devfix: no-verify` (with its reason on the
-  line) leaves out a fixture the simulator cannot model, e.g. `cuda:1`.
+  line) leaves out a fixture the simulator cannot model; `# devfix: verify-devices=2`
+  verifies on two simulated GPUs (`cuda:1`); `# devfix: verify-same-machine` verifies
+  without `--cpu-only-load` (a checkpoint saved and loaded in one run, on one machine).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ CASES = [c for c in all_cases() if c.runnable and "no-verify" not in c.directive
 POSITIVE = [c for c in CASES if not c.negative]
 
 
-def _verify(script_runner, script, tmp_path):
-    returncode, output = script_runner.run(["-m", "devfix.verify", "--json", "--cpu-only-load", script], cwd=tmp_path)
+def _verify(script_runner, script, tmp_path, case):
+    devices = next((d.split("=", 1)[1] for d in case.directives if d.startswith("verify-devices=")), "1")
+    load = [] if "verify-same-machine" in case.directives else ["--cpu-only-load"]
+    returncode, output = script_runner.run(["-m", "devfix.verify", "--json", *load, "--devices", devices, script], cwd=tmp_path)
     report = {}
     for line in reversed(output.strip().splitlines()):
         try:
@@ -39,7 +43,7 @@ def test_fixed_or_correct_fixture_passes_on_simulated_gpu(case, tmp_path, script
     new, _ = fix_code(case.source(), case.config)
     script = tmp_path / f"{case.rule}_{case.name}.py"
     script.write_text(new, encoding="utf-8")
-    returncode, report, output = _verify(script_runner, script, tmp_path)
+    returncode, report, output = _verify(script_runner, script, tmp_path, case)
     assert returncode == 0, output[-3000:]
     assert report.get("verdict") == "ok"
 
@@ -48,7 +52,7 @@ def test_fixed_or_correct_fixture_passes_on_simulated_gpu(case, tmp_path, script
 def test_input_fixture_fails_on_gpu_or_on_cpu(case, tmp_path, script_runner):
     script = tmp_path / f"{case.rule}_{case.name}.py"
     script.write_text(case.source(), encoding="utf-8")
-    verify_code, report, verify_output = _verify(script_runner, script, tmp_path)
+    verify_code, report, verify_output = _verify(script_runner, script, tmp_path, case)
     cpu_code, cpu_output = script_runner.run([script], cwd=tmp_path)
     fails = verify_code != 0 or cpu_code != 0
     if "input-runs" in case.directives:

@@ -20,6 +20,7 @@ MUST_FAIL = [
     ("fail_gan_labels.py", "DEV008", []),
     ("fail_load_no_map_location.py", "DEV010", ["--cpu-only-load"]),
     ("fail_packed_lengths_on_gpu.py", "DEV004", []),
+    ("fail_legacy_type_batch_not_moved.py", "DEV004", []),
     # indexing across devices
     ("fail_onehot_cpu_eye.py", "DEV008", []),
     ("fail_index_table_attribute.py", "DEV012", []),
@@ -41,6 +42,7 @@ MUST_PASS = [
     ("pass_load_map_location.py", ["--cpu-only-load"]),
     ("pass_workers_cpu_dataset.py", []),
     ("pass_packed_sequence.py", []),
+    ("pass_legacy_cuda_tensor_type.py", []),
     ("fail_load_no_map_location.py", []),  # without --cpu-only-load the GPU checkpoint loads
     ("pass_onehot_device_eye.py", []),
     ("pass_index_table_buffer.py", []),

@@ -290,6 +290,30 @@ def _scaler_is_cuda(device="cuda", *a, enabled=True, **k):
     return str(device).startswith("cuda") and bool(enabled)
 
 
+LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+                "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")
+
+
+def _legacy_cuda_type(name: str):
+    """`torch.cuda.FloatTensor(...)`: a CUDA-only constructor (PyTorch-GAN's `Tensor(n, 1)` with
+    `Tensor = torch.cuda.FloatTensor if cuda else ...`). Builds the tensor with the CPU type and
+    puts it on the current simulated GPU; as an argument of `.type()` it keeps its `dtype` and
+    `is_cuda`, as the real type object does."""
+    cpu_type = getattr(torch, name)
+
+    class LegacyCudaType:
+        dtype = cpu_type.dtype
+        is_cuda = True
+
+        def __new__(cls, *args, **kwargs):
+            return cpu_type(*args, **kwargs).to(norm_device("cuda"))
+
+    LegacyCudaType.__name__ = name
+    LegacyCudaType.__qualname__ = name
+    LegacyCudaType.__module__ = "torch.cuda"
+    return LegacyCudaType
+
+
 @contextlib.contextmanager
 def activate(state: State):
     """Install the simulated devices (``state.devices`` GPUs) for the duration of the block."""
@@ -332,6 +356,8 @@ def activate(state: State):
             "CUDAGraph": _unsupported("torch.cuda.CUDAGraph (CUDA graphs are not simulated)"),
         }.items():
             p.set(cuda_mod, name, value)
+        for name in LEGACY_TYPES:
+            p.set(cuda_mod, name, _legacy_cuda_type(name))
         for name in (
             "memory_allocated", "max_memory_allocated", "memory_reserved",
             "max_memory_reserved", "memory_stats", "memory_summary",

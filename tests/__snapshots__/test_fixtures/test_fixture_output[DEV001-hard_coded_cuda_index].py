@@ -1,4 +1,4 @@
-# devfix: no-verify  (cuda:1 needs a second GPU; the simulator models one)
+# devfix: verify-devices=2  (cuda:1 needs a second GPU: verified with `devfix verify --devices 2`)
 import torch
 import torch.nn as nn
 

@@ -18,7 +18,8 @@ opt = parser.parse_args([])
 def training_run():
     """Stands in for the run that trained and pickled the model, on a GPU machine."""
     path = os.path.join(tempfile.mkdtemp(), "model.pth")
-    torch.save(nn.Sequential(nn.Linear(4, 4), nn.Tanh()), path)
+    trained = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+    torch.save(trained.cuda() if torch.cuda.is_available() else trained, path)
     return path
 
 
