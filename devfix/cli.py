@@ -205,8 +205,9 @@ def _process_file(path: Path, config: Config, fix: bool) -> FileResult:
         data = path.read_bytes()
     except OSError as error:
         return FileResult(shown, b"", b"", error=f"cannot read: {error.strerror or error}")
-    if b"torch" not in data:
-        return FileResult(shown, data, data)  # pre-filter: no rule can fire without torch
+    if b"torch" not in data and b".cuda(" not in data:
+        # Pre-filter: every rule needs torch, or a tensor's own .cuda() method.
+        return FileResult(shown, data, data)
     if b"\0" in data:
         return FileResult(shown, data, data, error="skipped: binary file (contains NUL bytes)")
     return process_source(data, config, fix=fix, path=shown)

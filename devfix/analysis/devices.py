@@ -280,6 +280,17 @@ class Devices:
         scope = self.tree.function_scope_of(node)
         if scope.kind != "module" and scope.function is None:
             return None
+        local_torch = "torch" in scope.bindings
+        if scope.kind != "module" and (local_torch or self.torch_alias() is None):
+            # The function imports torch itself (further down), so `torch` is local to all of it and
+            # a declaration at its top would fail; or the file has no top-level `import torch` and
+            # one is added with a single module-level declaration that every function reaches.
+            if "device" in scope.bindings:
+                return None
+            scope = self.tree.data.module_scope
+            planned = self.requests.get(id(scope))
+            if planned is not None:
+                return DeviceChoice("device", planned)
         code = self._declaration_code()
         if code is None:
             return None
@@ -296,8 +307,8 @@ class Devices:
             return None
         anchor, before = place
         needs_import = self.torch_alias() is None and code.startswith("torch.")
-        if needs_import and ("torch" in self.tree.data.module_scope.bindings or self.tree.leading_imports_end() is None):
-            return None
+        if needs_import and (not self._torch_elsewhere() or self.tree.leading_imports_end() is None):
+            return None  # `torch` means something else here, or there is no import block to add to
         request = DeclarationRequest(scope, code, anchor, before, needs_import, node)
         self.requests[id(scope)] = request
         return request
@@ -323,11 +334,18 @@ class Devices:
         return first, True
 
     def torch_alias(self) -> Optional[str]:
-        """The module-level name bound to `torch` itself (`torch`, or `T` for `import torch as T`)."""
+        """The name a top-level `import torch [as T]` binds (one inside `if __name__ == ...` or a
+        function does not exist when the module's first statements run)."""
         for name, bindings in self.tree.data.module_scope.bindings.items():
             if bindings and all(b.kind == "import" and b.qualname == "torch" for b in bindings):
-                return name
+                if any(self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings):
+                    return name
         return None
+
+    def _torch_elsewhere(self) -> bool:
+        """`torch` is bound at module level only by imports of torch itself (nested ones)."""
+        bindings = self.tree.data.module_scope.bindings.get("torch", [])
+        return all(b.kind == "import" and b.qualname == "torch" for b in bindings)
 
     def _torch_import_statement(self) -> Optional[cst.BaseStatement]:
         name = self.torch_alias()

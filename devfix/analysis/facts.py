@@ -94,12 +94,15 @@ class FileFacts:
     # -- small shared questions ----------------------------------------------------------------------
     @cached_property
     def uses_torch(self) -> bool:
-        return any(
+        """The file imports torch, or calls `.cuda()` on what its project's modules give it."""
+        if any(
             b.kind == "import" and b.qualname and b.qualname.split(".")[0] == "torch"
             for scope in self.tree.data.scopes.values()
             for bindings in scope.bindings.values()
             for b in bindings
-        )
+        ):
+            return True
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda" for c in self.tree.data.calls)
 
     @cached_property
     def uses_device(self) -> bool:

@@ -85,6 +85,7 @@ HOST_METHODS = frozenset({"cpu"})
 # torch.nn classes that are not layers one calls on tensors.
 NN_NON_MODULES = frozenset({"Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter",
                             "UninitializedBuffer", "ModuleList", "ModuleDict", "Sequential"})
+NN_PARAMETERS = frozenset({"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter", "UninitializedBuffer", "Module"})
 # Containers hold whatever is put in them: their place is their children's.
 NN_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 # Layers without parameters or buffers: calling them never meets a weight, whatever their device.
@@ -180,6 +181,8 @@ def nn_class(qual: Optional[str]) -> Optional[str]:
     last = parts[-1]
     if not last[:1].isupper() or "functional" in parts or "init" in parts or "utils" in parts or "parameter" in parts:
         return None
+    if last in NN_PARAMETERS:
+        return None  # `nn.Parameter(t)` is a tensor, not a layer
     if qual in WRAPPERS or qual in PLACING_WRAPPERS or last in ("DataParallel", "DistributedDataParallel"):
         return None
     return last
