@@ -138,3 +138,20 @@ def test_moving_a_model_moves_the_other_inputs_it_meets():
     new, _ = fix_code(code)
     assert "model = nn.Linear(2, 2).to(device)" in new
     assert "probe = torch.ones(1, 2, device=device)" in new
+
+
+def test_a_conflicting_meeting_counts_as_on_the_device_so_one_run_finds_every_operand():
+    # `w * mask` is fixed by moving `mask`; `bias + ...` then meets a device tensor too. Were the
+    # conflict's result unknown, `bias` would only be found by a second run (not idempotent).
+    code = HEADER + (
+        "x = torch.randn(2, 4).to(device)\n"
+        "mask = torch.ones(2, 2)\n"
+        "bias = torch.zeros(2, 2)\n"
+        "out = bias + model(x) * mask\n"
+    )
+    facts = facts_of(code)
+    assert bound(facts, "out").place is Place.DEVICE
+    new, diagnostics = fix_code(code)
+    assert [(d.code, d.line) for d in diagnostics if d.status == "fixed"] == [("DEV008", 11), ("DEV008", 12)]
+    assert "mask = torch.ones(2, 2, device=device)" in new and "bias = torch.zeros(2, 2, device=device)" in new
+    assert fix_code(new)[0] == new

@@ -295,7 +295,7 @@ def _functional(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
         frame.program.meet(node, "op", tensors)
     if not tensors:
         return UNKNOWN
-    return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False)
+    return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False, met=True)
 
 
 PAIRED_REDUCTIONS = frozenset({"max", "min", "median", "mode", "topk", "sort", "kthvalue"})
@@ -333,7 +333,7 @@ def _torch_result(frame: "Frame", node: cst.Call, qual: str, name: str, args: Ar
         frame.program.meet(node, "op", tensors)
     grad = None if not frame.no_grad and name not in api.NO_GRAD_RESULTS else False
     scalar = all(v.scalar for _, v in tensors)  # `torch.sqrt(torch.tensor(2.0 / math.pi))` is still 0-dim
-    return derived(Kind.TENSOR, [v for _, v in tensors], grad=grad, scalar=scalar)
+    return derived(Kind.TENSOR, [v for _, v in tensors], grad=grad, scalar=scalar, met=True)
 
 
 def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:

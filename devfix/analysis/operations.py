@@ -184,7 +184,7 @@ def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, lef
     if left.kind is Kind.TENSOR and right.kind is Kind.TENSOR:
         if isinstance(getattr(node, "operator", None), cst.MatrixMultiply) or not (left.scalar or right.scalar):
             frame.program.meet(node, "op", [(left_node, left), (right_node, right)])
-        return derived(Kind.TENSOR, [left, right], grad=(left.grad or right.grad) and not frame.no_grad)
+        return derived(Kind.TENSOR, [left, right], grad=(left.grad or right.grad) and not frame.no_grad, met=True)
     if left.kind is Kind.TENSOR:
         return replace(left, member=False, scalar=left.scalar and right.kind is Kind.HOST)
     if right.kind is Kind.TENSOR:
@@ -210,7 +210,7 @@ def compare(frame: "Frame", node: cst.Comparison, values: List[Value]) -> Value:
     if len(tensors) >= 2 and not any(v.scalar for _, v in tensors):
         frame.program.meet(node, "op", tensors)
     if tensors:
-        return derived(Kind.TENSOR, [v for _, v in tensors], grad=False)
+        return derived(Kind.TENSOR, [v for _, v in tensors], grad=False, met=True)
     if len(values) == 2 and values[0].text == "#gpus":
         return _gpu_count_test(node)
     return _device_test(node, values)

@@ -385,7 +385,10 @@ class Program(ClassFlow):
             if info.name == "__init__":
                 return HOST
             if frame.world == "module":
-                return info.returns or UNKNOWN  # `self.init_hidden(n)` inside the module: what it returns
+                # `self.v(s)` inside the module: what the method feeds to the weights meets them,
+                # and it returns what `self.init_hidden(n)` makes
+                self._meet_method_inputs(node, info, bound, args, names)
+                return info.returns or UNKNOWN
             return self._module_method_result(frame, node, info, bound, args, names)
         if info.returns is None:
             return UNKNOWN
@@ -395,6 +398,15 @@ class Program(ClassFlow):
         """`model.generate(ids)`, `model.init_hidden(n)` from a program: the arguments the method
         feeds to the module's weights meet them; what it returns lives where the method made it
         (on the module's device, or on the CPU when it builds a tensor from nothing)."""
+        self._meet_method_inputs(node, info, module, args, names)
+        result = info.returns
+        if result is None:
+            return UNKNOWN
+        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
+            return replace(result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset())
+        return result
+
+    def _meet_method_inputs(self, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: List[str]) -> None:
         inputs = []
         for index, (arg, value) in enumerate(args):
             name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
@@ -402,12 +414,6 @@ class Program(ClassFlow):
                 inputs.append((arg.value, value))
         if inputs:
             self.meet(node, "call", inputs, module=module)
-        result = info.returns
-        if result is None:
-            return UNKNOWN
-        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
-            return replace(result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset())
-        return result
 
     def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value:
         """What a helper builds and returns is, for its caller, made at the call: a fix moves

@@ -137,7 +137,9 @@ LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:
 
 # Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`): a condition on
 # one whose value the flow cannot follow is the user's choice of device (spec DEV002).
-CUDA_FLAG_NAME = re.compile(r"^(?:use_?|on_?|with_?|enable_?|is_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)$|^[a-z_]*_(?:cuda|gpu)$")
+CUDA_FLAG_NAME = re.compile(
+    r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$"
+)
 
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",

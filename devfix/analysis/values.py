@@ -193,19 +193,28 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     )
 
 
-def derived(kind: Kind, sources, *, grad: Optional[bool] = None, scalar: bool = False) -> Value:
-    """A value computed from `sources` (their places joined, their origins kept)."""
+def derived(kind: Kind, sources, *, grad: Optional[bool] = None, scalar: bool = False, met: bool = False) -> Value:
+    """A value computed from `sources` (their places joined, their origins kept).
+
+    `met`: the sources met (arithmetic, `torch.cat`...). When they conflict, CPU against the
+    device, the result lives where the fix puts the CPU side: on the device. Joining to UNKNOWN
+    instead would hide the next meeting until the first is fixed, and a second run would find it."""
     place = Place.NONE
     origins: FrozenSet[Origin] = frozenset()
     grad_out = False
+    places = set()
     for source in sources:
         if source is None or source.kind is Kind.HOST:
             continue
         if source.scalar and source.kind is Kind.TENSOR:
             continue  # a 0-dim tensor takes the device of what it meets
+        places.add(source.place)
         place = place.join(source.place)
         origins = origins | source.origins
         grad_out = grad_out or source.grad
+    if met and places == {Place.CPU, Place.DEVICE}:
+        place = Place.DEVICE
+        origins = frozenset(o for s in sources if s is not None and s.place is Place.DEVICE and not s.scalar for o in s.origins)
     if place is Place.NONE:
         place = Place.CPU if scalar or any(s is not None and s.kind in (Kind.HOST, Kind.TENSOR) for s in sources) else Place.UNKNOWN
     if place is Place.UNKNOWN:
