@@ -1,6 +1,6 @@
 """devfix on real repositories, against findings reviewed by hand.
 
-    python eval/evaluate.py --repos DIR [--set dev|heldout|all] [--unlabelled FILE]
+    python eval/evaluate.py --repos DIR [--set dev|heldout|heldout2|all] [--unlabelled FILE]
 
 DIR holds one checkout per repository of eval/repos.toml, named like its `name` (see
 eval/checkout.sh). For each repository this runs devfix as `check` and as `apply --diff`
@@ -111,7 +111,7 @@ def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]]) -> Dic
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True, help="folder with one checkout per repository")
-    parser.add_argument("--set", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "all"), default="all")
     parser.add_argument("--unlabelled", type=Path, help="write the findings nobody labelled yet here (TSV)")
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
