@@ -17,6 +17,7 @@ import click
 
 from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
+from devfix.analysis.project import ProjectFacts
 from devfix.engine import FileResult, process_source
 from devfix.files import discover_with_trees
 from devfix.report import json_report, text_lines, unified_diff
@@ -166,10 +167,13 @@ def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[
         if not path.exists():
             raise click.UsageError(f"path '{path}' does not exist")
     config = _config(paths, options)
+    found = [(path, tree, _read_file(path)) for path, tree in
+             discover_with_trees(paths, exclude=config.exclude + config.extend_exclude)]
+    project = ProjectFacts.from_files([(read.path, read.old) for _, _, read in found])
     results = []
     trees: Dict[int, Path] = {}
-    for path, tree in discover_with_trees(paths, exclude=config.exclude + config.extend_exclude):
-        result = _process_file(path, config, fix)
+    for path, tree, read in found:
+        result = _process_file(read, config, fix, project)
         results.append(result)
         trees[id(result)] = tree
     return config, results, trees
@@ -197,7 +201,8 @@ def _config(paths: Sequence[Path], options: dict) -> Config:
     )
 
 
-def _process_file(path: Path, config: Config, fix: bool) -> FileResult:
+def _read_file(path: Path) -> FileResult:
+    """The file's bytes (as an unchanged result), or the reason they cannot be used."""
     shown = _display(path)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -205,12 +210,17 @@ def _process_file(path: Path, config: Config, fix: bool) -> FileResult:
         data = path.read_bytes()
     except OSError as error:
         return FileResult(shown, b"", b"", error=f"cannot read: {error.strerror or error}")
-    if b"torch" not in data and b".cuda(" not in data:
-        # Pre-filter: every rule needs torch, or a tensor's own .cuda() method.
-        return FileResult(shown, data, data)
-    if b"\0" in data:
+    if b"\0" in data and (b"torch" in data or b".cuda(" in data):
         return FileResult(shown, data, data, error="skipped: binary file (contains NUL bytes)")
-    return process_source(data, config, fix=fix, path=shown)
+    return FileResult(shown, data, data)
+
+
+def _process_file(read: FileResult, config: Config, fix: bool, project: ProjectFacts) -> FileResult:
+    data = read.old
+    if read.error or b"torch" not in data and b".cuda(" not in data:
+        # Pre-filter: every rule needs torch, or a tensor's own .cuda() method.
+        return read
+    return process_source(data, config, fix=fix, path=read.path, project=project)
 
 
 def _display(path: Path) -> str:

@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Set, Tuple, Type
 import libcst as cst
 
 from devfix.analysis import FileFacts
+from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
 from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules
@@ -63,7 +64,8 @@ class RuleCrash(Exception):
         self.tb = traceback.format_exc()
 
 
-def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<string>") -> FileResult:
+def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<string>",
+                   project: ProjectFacts = ProjectFacts()) -> FileResult:
     """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
 
     Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
@@ -76,7 +78,7 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
             # The user's invalid escapes and the like (seen by `ast` and by string evaluation
             # in the analysis) are not devfix's to print.
             warnings.simplefilter("ignore")
-            _process(source, config, fix, result)
+            _process(source, config, fix, result, project)
     except RuleCrash as crash:
         _fail(result, str(crash), crash.tb)
     except _Unparseable as error:
@@ -95,7 +97,7 @@ def _fail(result: FileResult, error: Optional[str], tb: Optional[str]) -> None:
     result.diagnostics = []
 
 
-def _process(source: bytes, config: Config, fix: bool, result: FileResult) -> None:
+def _process(source: bytes, config: Config, fix: bool, result: FileResult, project: ProjectFacts) -> None:
     problem, python_error = _precheck(source)
     if problem:
         result.error = problem
@@ -106,7 +108,7 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult) -> No
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
         return
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    fixed_module = _run(module, rules, config, fix, result)
+    fixed_module = _run(module, rules, config, fix, result, project)
     if fix and fixed_module is not module:
         if module.bytes != source:
             # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
@@ -161,11 +163,14 @@ def _parser_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {_one_line(error)}"
 
 
-def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult) -> cst.Module:
+def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult,
+         project: ProjectFacts) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
     facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
                       allow_device_declarations=any(r.code == "DEV001" for r in rules),
-                      assume_discarded_assigned=any(r.code == "DEV011" for r in rules))
+                      assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
+                      gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
+                      gpu_choice_functions=project.gpu_choice_functions)
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)

@@ -218,3 +218,43 @@ def test_dry_run_diff_keeps_unchanged_blank_lines_as_context(runner, tmp_path, m
     diff = runner.invoke(main, ["apply", "--diff", "long.py"]).stdout
     removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert removed == ["-model = nn.Linear(2, 2).cuda()", "-x = torch.ones(1, 2).cuda()"], diff  # no blank line "removed"
+
+
+def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, tmp_path, monkeypatch):
+    """`train.py` picks its GPU through CUDA_VISIBLE_DEVICES, by calling a helper of
+    `utils.py`; a module-level declaration in `layers.py` would query CUDA at import time,
+    before that choice. The files of one run are analysed together (spec principle 9)."""
+    (tmp_path / "utils.py").write_text(textwrap.dedent(
+        """\
+        import os
+
+
+        def auto_select_gpu(gpu):
+            os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+        """))
+    (tmp_path / "layers.py").write_text(textwrap.dedent(
+        """\
+        import torch
+
+        SCALE = torch.ones(4).cuda()
+        """))
+    (tmp_path / "train.py").write_text(textwrap.dedent(
+        """\
+        import torch
+        from torch import nn
+
+        import utils
+
+
+        def main():
+            utils.auto_select_gpu("1")
+            model = nn.Linear(4, 2).cuda()
+            print(model(torch.randn(3, 4)))
+        """))
+    monkeypatch.chdir(tmp_path)
+    together = runner.invoke(main, ["apply", "--diff", "."])
+    assert "layers.py:3:9: DEV002 [no-fix]" in together.stderr
+    assert "+    device = torch.device" in together.stdout  # in main(), after the helper's call
+    assert together.stdout.index('utils.auto_select_gpu("1")') < together.stdout.index("+    device = torch.device")
+    alone = runner.invoke(main, ["apply", "--diff", "layers.py"])
+    assert "+device = torch.device" in alone.stdout  # nothing else in the run chooses a GPU

@@ -118,7 +118,6 @@ def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Val
     qual = callee.qual or ""
     if callee.kind is Kind.DEVICE:
         # `torch.cuda.FloatTensor(...)`, `Tensor(...)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`
-        program.cuda_constructs.append(node) if callee.flag == "hard" and callee.qual else None
         origin = Origin("cuda-type" if callee.place is Place.DEVICE else "host", node)
         return Value(Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset())
     if qual in api.LOADS:
@@ -342,8 +341,8 @@ def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
         return replace(availability(), text="#gpus")  # one GPU: see `operations._gpu_count_test`
     if qual in api.AVAILABILITY_CHECKS:
         return availability()
-    if qual == "torch.cuda.set_device":
-        frame.program.cuda_constructs.append(node)
+    if qual in api.CUDA_ONLY_VALUES:
+        frame.program.gpu_only_calls.append(node)
     return HOST
 
 

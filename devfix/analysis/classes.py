@@ -10,6 +10,8 @@ device and a plain tensor attribute stays on the CPU (the evidence DEV012 needs)
 
 from __future__ import annotations
 
+import builtins
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
@@ -32,6 +34,7 @@ class ClassInfo:
     node: cst.ClassDef
     kind: str  # "module" | "dataset" | "other"
     framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
+    opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
     methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
     attrs: Dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
     writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
@@ -72,6 +75,28 @@ class ClassInfo:
         return any(base.has_state for base in self.bases)
 
 
+# Python >= 3.10 lists its standard library; on 3.9, the modules whose classes are commonly subclassed.
+STDLIB = getattr(sys, "stdlib_module_names", frozenset({
+    "abc", "collections", "contextlib", "dataclasses", "enum", "json", "logging", "multiprocessing",
+    "queue", "threading", "typing", "unittest", "argparse", "io", "string", "numbers", "types",
+}))
+
+
+def _known_base(qual: str) -> bool:
+    """A base class devfix knows is not a module: the standard library's, or torch's own."""
+    top = qual.split(".")[0]
+    return bool(top) and (top in STDLIB or top == "torch")
+
+
+def _through(cls: ClassInfo, value: Value) -> Value:
+    """An attribute of an instance of `cls`. When the class derives from one devfix cannot see,
+    the instance may be an `nn.Module` that is moved whole: its layers and tensors are where
+    the instance is, which devfix does not know."""
+    if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
+        return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
+    return value
+
+
 class ClassFlow:
     """The class-related half of `Program` (see program.py for the state it reads)."""
 
@@ -86,6 +111,7 @@ class ClassFlow:
                     info.methods[statement.name.value] = statement
         bases = []
         kind = "other"
+        opaque = False
         for base in node.bases:
             value = frame.expr(base.value)
             if value.ref is not None and id(value.ref) in self.classes:
@@ -94,6 +120,7 @@ class ClassFlow:
                 if parent.kind != "other":
                     kind = parent.kind
                 info.framework = info.framework or parent.framework
+                opaque = opaque or parent.opaque
             elif value.qual is not None:
                 if value.qual in api.MODULE_ROOTS or api.nn_class(value.qual) is not None:
                     kind = "module"
@@ -101,7 +128,12 @@ class ClassFlow:
                     kind = "dataset"
                 elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
                     info.framework = True
+                elif not _known_base(value.qual):
+                    opaque = True
+            elif not (isinstance(base.value, cst.Name) and base.value.value in dir(builtins)):
+                opaque = True
         info.kind = kind
+        info.opaque = opaque and kind == "other"
         info.bases = tuple(bases)
         for decorator in node.decorators:
             frame.expr(decorator.decorator)
@@ -265,9 +297,9 @@ class ClassFlow:
         if method is not None:
             return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
         if frame.self_name is not None and frame.klass is cls and f"self.{name}" in frame.env:
-            return frame.place_of(frame.env[f"self.{name}"])
+            return _through(cls, frame.place_of(frame.env[f"self.{name}"]))
         known = cls.attribute(name)
-        return frame.place_of(known) if known is not None else UNKNOWN
+        return _through(cls, frame.place_of(known)) if known is not None else UNKNOWN
 
     def classes_assign(self, frame: Frame, target: cst.Attribute, value: Value) -> None:
         """`self.x = value` in a method: recorded on the class; other attribute writes: a

@@ -9,7 +9,7 @@ else in `FileFacts` is derived from these lists on demand and cached.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -39,6 +39,8 @@ class Collected:
         self.functions: List[cst.FunctionDef] = []
         self.subscripts: List[cst.Subscript] = []
         self.returns: List[cst.CSTNode] = []  # Return and Yield nodes
+        self.globals: Set[str] = set()  # names a function declares `global` (it may bind them)
+        self.star_imports: List[cst.ImportFrom] = []
         self.double_quotes = 0
         self.single_quotes = 0
 
@@ -72,6 +74,7 @@ class _Collector(cst.CSTVisitor):
             cst.SimpleString: self._string,
             cst.NamedExpr: self._walrus,
             cst.ExceptHandler: self._except,
+            cst.Global: self._global,
         }
         self.scope_owners = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
@@ -129,8 +132,12 @@ class _Collector(cst.CSTVisitor):
                 top = full.split(".")[0]
                 self._bind(top, "import", node, qualname=top)
 
+    def _global(self, node: cst.Global) -> None:
+        self.data.globals.update(item.name.value for item in node.names)
+
     def _import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            self.data.star_imports.append(node)
             return
         module = dotted_name(node.module) if node.module is not None else None
         relative = bool(node.relative)

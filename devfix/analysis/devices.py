@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
+from functools import cached_property
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -70,11 +71,14 @@ class DeviceChoice:
 
 
 class Devices:
-    def __init__(self, tree: Tree, program: Program, *, style: str = "conditional", allow_declarations: bool = True) -> None:
+    def __init__(self, tree: Tree, program: Program, *, style: str = "conditional", allow_declarations: bool = True,
+                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset()) -> None:
         self.tree = tree
         self.program = program
         self.style = style
         self.allow_declarations = allow_declarations
+        self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
+        self.gpu_choice_functions = gpu_choice_functions
         self.requests: Dict[int, DeclarationRequest] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
@@ -280,17 +284,23 @@ class Devices:
         scope = self.tree.function_scope_of(node)
         if scope.kind != "module" and scope.function is None:
             return None
+        may_query = self._module_may_query_cuda()
+        if scope.kind == "module" and not may_query:
+            return None  # at import time, CUDA would be queried before the program picks its GPUs
         local_torch = "torch" in scope.bindings
         if scope.kind != "module" and (local_torch or self.torch_alias() is None):
-            # The function imports torch itself (further down), so `torch` is local to all of it and
-            # a declaration at its top would fail; or the file has no top-level `import torch` and
-            # one is added with a single module-level declaration that every function reaches.
-            if "device" in scope.bindings:
-                return None
-            scope = self.tree.data.module_scope
-            planned = self.requests.get(id(scope))
-            if planned is not None:
-                return DeviceChoice("device", planned)
+            if may_query:
+                # The function imports torch itself (further down), so `torch` is local to all of it
+                # and a declaration at its top would fail; or the file has no top-level `import torch`
+                # and one is added with a single module-level declaration that every function reaches.
+                if "device" in scope.bindings:
+                    return None
+                scope = self.tree.data.module_scope
+                planned = self.requests.get(id(scope))
+                if planned is not None:
+                    return DeviceChoice("device", planned)
+            elif local_torch:
+                return None  # neither the function's top nor import time is a safe place
         code = self._declaration_code()
         if code is None:
             return None
@@ -313,9 +323,58 @@ class Devices:
         self.requests[id(scope)] = request
         return request
 
+    def _module_may_query_cuda(self) -> bool:
+        """A module-level declaration asks `torch.cuda.is_available()` when the module is
+        imported. That is too early where the program picks its GPUs afterwards, through
+        CUDA_VISIBLE_DEVICES, in a function of this file or in another file of the run: CUDA
+        reads the variable once, at its first query. (Set at this module's top level, the
+        declaration simply goes after it.)"""
+        if self.gpus_chosen_elsewhere:
+            return False
+        return all(self.tree.function_scope_of(s).kind == "module" for s in self._gpu_choices)
+
+    @cached_property
+    def _gpu_choices(self) -> List[cst.BaseStatement]:
+        """Statements that set CUDA_VISIBLE_DEVICES (`os.environ["CUDA_VISIBLE_DEVICES"] = ...`,
+        `os.environ.setdefault(...)`, `.update(...)`, `os.putenv(...)`), and calls of functions
+        that do, in this file or (known by name, from the run's scan) in another."""
+        found = []
+        for assign in self.tree.data.assigns:
+            for target in assign.targets:
+                node = target.target
+                if isinstance(node, cst.Subscript) and self._is_environ(node.value) and _mentions_choice(node):
+                    found.append(self.tree.statement_of(assign))
+        for call in self.tree.data.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "update", "__setitem__") and self._is_environ(func.value) \
+                    or self._qual(func) == "os.putenv":
+                if _mentions_choice(call):
+                    found.append(self.tree.statement_of(call))
+        direct = [s for s in found if s is not None]
+        choosers = set(self.gpu_choice_functions)
+        for statement in direct:
+            function = self.tree.function_scope_of(statement).function
+            if function is not None:
+                choosers.add(function.name.value)
+        for call in self.tree.data.calls:
+            name = call.func.value if isinstance(call.func, cst.Name) else \
+                call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+            statement = self.tree.statement_of(call)
+            if name in choosers and statement is not None:
+                direct.append(statement)
+        return direct
+
+    def _is_environ(self, expr: cst.BaseExpression) -> bool:
+        return self._qual(expr) == "os.environ"
+
+    def _qual(self, expr: cst.BaseExpression) -> Optional[str]:
+        value = self.program.values.get(id(expr))
+        return value.qual if value is not None else self.tree.qualname(expr)
+
     def _place(self, scope: Scope, node: cst.CSTNode) -> Optional[Tuple[cst.BaseStatement, bool]]:
         """Module: after the leading imports (and after `import torch`), before `node`.
-        Function: the first statement of the body, after a docstring."""
+        Function: the first statement of the body, after a docstring. Either way, after the
+        scope's own `os.environ["CUDA_VISIBLE_DEVICES"] = ...`."""
         tree = self.tree
         body = tree.body_of(scope)
         if not body:
@@ -327,11 +386,37 @@ class Devices:
                 anchor = torch_import
             if anchor is None or tree.order(anchor) > tree.order(node):
                 return None
-            return anchor, False
+            return self._after_gpu_choices(scope, node, (anchor, False))
         first = body[0]
-        if is_docstring(first):
-            return first, False
-        return first, True
+        place = (first, False) if is_docstring(first) else (first, True)
+        return self._after_gpu_choices(scope, node, place)
+
+    def _after_gpu_choices(self, scope: Scope, node: cst.CSTNode,
+                           place: Tuple[cst.BaseStatement, bool]) -> Optional[Tuple[cst.BaseStatement, bool]]:
+        """A function that sets CUDA_VISIBLE_DEVICES declares the device after it does. The
+        setting may sit in a block (`if args.gpu: os.environ[...] = args.gpu`): the declaration
+        then goes after that whole statement, or after the setting itself where `node` is in the
+        same block; anywhere else is unsafe and nothing is declared."""
+        tree = self.tree
+        body = tree.body_of(scope)
+        for choice in self._gpu_choices:
+            if tree.function_scope_of(choice) is not scope:
+                continue
+            top = next((s for s in [choice, *tree.ancestors(choice)] if tree.parent(s) is tree.parent(body[0])), None)
+            if top is None:
+                return None
+            if tree.is_inside(node, top):
+                same_block = any(s is choice for s in tree.block_of(choice)) and any(
+                    tree.is_inside(node, s) and s is not choice for s in tree.block_of(choice))
+                if not same_block or tree.order(choice) > tree.order(node):
+                    return None
+                top = choice
+            elif tree.order(top) > tree.order(node):
+                return None
+            anchor = place[0]
+            if place[1] or tree.order(top) > tree.order(anchor):
+                place = (top, False)
+        return place
 
     def torch_alias(self) -> Optional[str]:
         """The name a top-level `import torch [as T]` binds (one inside `if __name__ == ...` or a
@@ -366,3 +451,15 @@ class Devices:
 
     def torch_name(self) -> str:
         return self.torch_alias() or "torch"
+
+
+def _mentions_choice(node: cst.CSTNode) -> bool:
+    """The statement names the CUDA_VISIBLE_DEVICES variable as a string literal."""
+    found = []
+
+    class Strings(cst.CSTVisitor):
+        def visit_SimpleString(self, string: cst.SimpleString) -> None:
+            found.append("CUDA_VISIBLE_DEVICES" in string.value)
+
+    node.visit(Strings())
+    return any(found)

@@ -223,6 +223,8 @@ class Frame:
         before = self.program.values.get(id(receiver))
         if not isinstance(receiver, cst.Name) or before is None or before.kind is not Kind.TENSOR or before.member:
             return
+        if before.place is Place.UNKNOWN and not before.origins:
+            return  # only said to be a tensor (an item of a loaded checkpoint may be a whole module)
         if moved.place is before.place and moved.place is not Place.UNKNOWN:
             return  # a dtype cast, or already there
         if receiver.value not in self.scope.bindings:

@@ -30,8 +30,11 @@ from devfix.analysis.values import Kind, Place
 
 class FileFacts:
     def __init__(self, module: cst.Module, *, device_style: str = "conditional", dataset_placement: str = "pinned",
-                 allow_device_declarations: bool = True, assume_discarded_assigned: bool = True) -> None:
+                 allow_device_declarations: bool = True, assume_discarded_assigned: bool = True,
+                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset()) -> None:
         self.module = module
+        self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
+        self.gpu_choice_functions = gpu_choice_functions
         self.tree = Tree(module)
         self.device_style = device_style
         self.dataset_placement = dataset_placement
@@ -89,7 +92,8 @@ class FileFacts:
 
     @cached_property
     def devices(self) -> Devices:
-        return Devices(self.tree, self.program, style=self.device_style, allow_declarations=self.allow_device_declarations)
+        return Devices(self.tree, self.program, style=self.device_style, allow_declarations=self.allow_device_declarations,
+                       gpus_chosen_elsewhere=self.gpus_chosen_elsewhere, gpu_choice_functions=self.gpu_choice_functions)
 
     # -- small shared questions ----------------------------------------------------------------------
     @cached_property

@@ -28,6 +28,7 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
 from devfix.analysis.scopes import Scope, dotted_name
+from devfix.analysis.tree import first_name_error
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots
 
 MAX_PASSES = 4
@@ -115,7 +116,7 @@ class Program(ClassFlow):
         self.optimizers: List[OptimizerInfo] = []
         self.loads: List[Tuple[cst.Call, Args]] = []
         self.saves: List[Tuple[cst.Call, Value]] = []
-        self.cuda_constructs: List[cst.Call] = []
+        self.gpu_only_calls: List[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
         self.constructed: Dict[int, Value] = {}
         self.module_moves: List[Tuple[cst.Call, Value, Place]] = []
@@ -466,7 +467,8 @@ class Program(ClassFlow):
         place = calls._target_place(location[1], location[0].value) if location is not None else Place.UNKNOWN
         if place is Place.NONE:
             place = Place.UNKNOWN
-        return Value(Kind.STRUCT, place, element=Value(Kind.TENSOR, place))
+        # a checkpoint holds anything: tensors, a state dict, a whole pickled module, numbers
+        return Value(Kind.STRUCT, place, element=UNKNOWN)
 
     def parser_method(self, frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
         if name in ("parse_args", "parse_known_args"):
@@ -477,6 +479,12 @@ class Program(ClassFlow):
         return HOST if name == "add_argument" else UNKNOWN
 
     # -- the fixpoint -------------------------------------------------------------------------------------------
+    def _runs(self, body) -> list:
+        """The module's statements that run: none after one that always raises NameError."""
+        broken = first_name_error(self.module, self.data)
+        statements = list(body)
+        return statements[:statements.index(broken)] if broken is not None else statements
+
     def run(self) -> None:
         previous = None
         for _ in range(MAX_PASSES):
@@ -487,7 +495,7 @@ class Program(ClassFlow):
             for klass in self.classes.values():
                 klass.writes = {}
             module_frame = Frame(self, self.module, self.data.module_scope)
-            module_frame.statements(self.module.body)
+            module_frame.statements(self._runs(self.module.body))
             self.module_env = module_frame.env
             self.module_heap = module_frame.heap
             for info in self._function_order():

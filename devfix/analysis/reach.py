@@ -9,6 +9,7 @@ DEV002 and DEV001 ask this before calling a hard-coded CUDA a crash.
 
 from __future__ import annotations
 
+import weakref
 from typing import Dict, Optional
 
 import libcst as cst
@@ -38,12 +39,64 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
         elif isinstance(ancestor, cst.FunctionDef):
+            if needs_gpu(tree, program, ancestor):
+                return False  # GPU code by design: it asks CUDA for a device index, a name, an event
             return _function_runs(tree, program, ancestor, memo)
         elif isinstance(ancestor, cst.ClassDef):
             if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
                 return False
         child = ancestor
-    return True
+    return not needs_gpu(tree, program, tree.module)
+
+
+_NEEDS_GPU: "weakref.WeakKeyDictionary[Program, Dict[int, bool]]" = weakref.WeakKeyDictionary()
+
+
+def needs_gpu(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
+    """The function (or the module's own code) asks CUDA, unconditionally, for something only a
+    GPU has: `torch.cuda.current_device()`, `torch.cuda.Event(...)`, `.cuda(args.gpu)`. It cannot
+    run on a CPU-only machine whatever devfix does, so rewriting its `.cuda()` calls is churn."""
+    cache = _NEEDS_GPU.setdefault(program, {})
+    key = id(owner)
+    if key not in cache:
+        calls = [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]
+        cache[key] = any(_unconditional_in(tree, call, owner) for call in calls)
+    return cache[key]
+
+
+def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
+    """`x.cuda(args.gpu)`, `x.cuda(rank)`: a device index chosen by the program (DEV002 keeps it)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+        return False
+    receiver = program.values.get(id(func.value))
+    if receiver is not None and receiver.qual is not None:
+        return False  # `torch.cuda` itself
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return bool(positional) and not isinstance(positional[0].value, cst.Integer)
+
+
+def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+    """`node` runs whenever `owner` (a function, or the module) runs: no condition, `try` or
+    nested scope between them (loops and `with` blocks run; so does `if __name__ == "__main__":`)."""
+    child = node
+    for ancestor in tree.ancestors(node):
+        if ancestor is owner:
+            return True
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and not _is_main_check(ancestor.test):
+            return False
+        first = getattr(ancestor, "test", None) or getattr(ancestor, "left", None)  # evaluated whatever follows
+        if isinstance(ancestor, (cst.IfExp, cst.While, cst.Try, cst.TryStar, cst.BooleanOperation, cst.FunctionDef,
+                                 cst.Lambda, cst.ClassDef, cst.CompFor)) and child is not first:
+            return False
+        child = ancestor
+    return False
+
+
+def _is_main_check(test: cst.BaseExpression) -> bool:
+    return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
+            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+            and test.comparisons[0].comparator.value.strip("'\"") == "__main__")
 
 
 def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo: Dict[int, bool]) -> bool:
@@ -85,9 +138,12 @@ EXITS = frozenset({"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exi
 
 def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
     """A statement before `child` in `block` ends the run on a CPU-only machine."""
+    broken = tree.first_name_error if block is tree.module else None
     for statement in getattr(block, "body", ()):
         if statement is child:
             return False
+        if statement is broken:
+            return True  # raises NameError on every machine: nothing after it runs
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False:

@@ -141,6 +141,16 @@ CUDA_FLAG_NAME = re.compile(
     r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$"
 )
 
+# torch.cuda calls that need a GPU (they raise on a CPU-only machine). Side effects, alone on
+# their line, DEV002 guards with an availability check; what the others give (an index, a name,
+# an event, a stream) only has a meaning on a GPU: code that asks for it unconditionally is GPU
+# code by design, and devfix does not rewrite it into code that half runs on a CPU.
+CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchronize", "torch.cuda.ipc_collect",
+                                  "torch.cuda.reset_peak_memory_stats"})
+CUDA_ONLY_VALUES = frozenset({"torch.cuda.current_device", "torch.cuda.get_device_name", "torch.cuda.get_device_properties",
+                              "torch.cuda.get_device_capability", "torch.cuda.Event", "torch.cuda.Stream",
+                              "torch.cuda.mem_get_info", "torch.cuda.device", "torch.cuda.stream"})
+
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",
                                  "torch.cuda.device_count", "torch.xpu.is_available"})

@@ -7,6 +7,8 @@ something to report.
 
 from __future__ import annotations
 
+import builtins
+from functools import cached_property
 from typing import Iterator, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -33,11 +35,74 @@ def is_import(statement: cst.CSTNode) -> bool:
     return False
 
 
+MODULE_GLOBALS = frozenset({"__name__", "__file__", "__doc__", "__builtins__", "__spec__", "__loader__",
+                            "__package__", "__path__", "__annotations__", "__cached__",
+                            "get_ipython", "display"})  # a script exported from a notebook runs under IPython
+
+
+class _Loads(cst.CSTVisitor):
+    """The plain names an expression reads when it is evaluated right away (not inside a
+    lambda or a comprehension, not attribute names or keywords)."""
+
+    def __init__(self) -> None:
+        self.names: list = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node) -> bool:
+        return False
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+
+def first_name_error(module: cst.Module, data: Collected) -> Optional[cst.BaseStatement]:
+    """The first top-level statement that always raises NameError: it reads a name nothing
+    has bound yet (a script exported from a notebook whose cells ran out of order). Nothing
+    after it runs. None when unsure: a star import or `global` could bind anything."""
+    if data.star_imports:
+        return None
+    bindings = data.module_scope.bindings
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        order = data.order.get(id(statement), -1)
+        for small in statement.body:
+            if not isinstance(small, (cst.Expr, cst.Assign)):
+                continue
+            visitor = _Loads()
+            small.value.visit(visitor)
+            if any(_unbound(name.value, order, bindings, data) for name in visitor.names):
+                return statement
+    return None
+
+
+def _unbound(name: str, order: int, bindings, data: Collected) -> bool:
+    if name in MODULE_GLOBALS or hasattr(builtins, name) or name in data.globals:
+        return False
+    return not any(binding.order < order for binding in bindings.get(name, ()))
+
+
 class Tree:
     def __init__(self, module: cst.Module, data: Optional[Collected] = None) -> None:
         self.module = module
         self.data = data if data is not None else collect(module)
         self._positions = None
+
+    @cached_property
+    def first_name_error(self) -> Optional[cst.BaseStatement]:
+        return first_name_error(self.module, self.data)
 
     # -- ancestry ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:

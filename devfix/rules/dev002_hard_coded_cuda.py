@@ -8,7 +8,8 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.reach import runs_without_gpu
-from devfix.analysis.values import Kind
+from devfix.analysis.scopes import dotted_name
+from devfix.analysis.values import Kind, Place
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import is_cuda_string, keyword, move_to, parenthesize, replace_arg_value
@@ -25,14 +26,19 @@ A hard-coded `.cuda()` or `"cuda"` makes the script die on a machine without a G
 ("Torch not compiled with CUDA enabled" / "No CUDA GPUs are available"), and ignores the
 device the rest of the program chose. Routing every placement through one device variable
 keeps the script runnable everywhere and consistent. The same holds for the other CUDA-only
-constructs: the legacy typed constructors used unconditionally (`torch.cuda.FloatTensor`)
-and `torch.cuda.set_device(...)` outside a CUDA check.
+constructs: the legacy typed constructors used unconditionally (`torch.cuda.FloatTensor`),
+and `torch.cuda.set_device(...)` or `torch.cuda.synchronize()` outside a CUDA check (they
+get one).
 
 Code that only runs where a GPU exists is correct and left alone: under
 `if torch.cuda.is_available():`, under a flag the user sets (`if args.cuda:`), in a
-function only called there, or inside a `try` that handles the failure. A condition that
-is always true (`USE_CUDA = True`) is not a check. Rewriting correct guarded code into the
-device-variable style is the opt-in DEV015.
+function only called there, inside a `try` that handles the failure, and code that is GPU
+code by design because it asks CUDA, unconditionally, for what only a GPU has (a device
+index with `torch.cuda.current_device()`, a name, an event, `.cuda(args.gpu)`). A condition
+that is always true (`USE_CUDA = True`) is not a check. Nor is code after a statement that
+always fails (a name used before anything binds it, as in a notebook exported out of order)
+a crash devfix could fix. Rewriting correct guarded code into the device-variable style is
+the opt-in DEV015.
 """
     example = """
 model = Net().cuda()
@@ -93,13 +99,24 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         func = call.func
         callee = facts.value(func)
         qual = callee.qual if callee is not None else None
-        if qual == "torch.cuda.set_device":
-            return self._set_device(ctx, call)
+        if qual in api.CUDA_ONLY_STATEMENTS:
+            if _device_from_caller(ctx, call):
+                return None  # `cuda_timestamp(device)`: whoever passes the device decides it is CUDA
+            return self._guard(ctx, call, qual)
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_cuda_call(ctx, call):
             if self._inside_cuda_method(ctx, call):
                 return None  # implements `.cuda()` itself (like `nn.Module.cuda`): CUDA is its contract
             receiver = facts.code(func.value, 40)
-            return self._fix(ctx, call, f"`{receiver}.cuda()` hard-codes CUDA", lambda device: self._cuda_to_to(ctx, call, device))
+            message = f"`{receiver}.cuda()` hard-codes CUDA"
+            if _changed_in_place(ctx, func.value):
+                # `.cuda()` of a CPU tensor is a copy; `.to(device)` on a CPU-only machine is the
+                # tensor itself, which the later in-place write would then change under autograd
+                receiver_value = facts.value(func.value)
+                if receiver_value is None or receiver_value.place is not Place.CPU:
+                    return self.finding(call, f"{message}, and `{receiver}` is changed in place elsewhere", hint=COPY_HINT)
+                return self._fix(ctx, call, f"{message} (a copy: `{receiver}` is changed in place elsewhere)",
+                                 lambda device: self._cuda_to_to(ctx, call, device, copy=True))
+            return self._fix(ctx, call, message, lambda device: self._cuda_to_to(ctx, call, device))
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
@@ -145,12 +162,17 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         function = ctx.facts.tree.enclosing(call, cst.FunctionDef)
         return function is not None and function.name.value == "cuda"
 
-    def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str) -> cst.Call:
+    def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str, copy: bool = False) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
         new = move_to(call.func.value, ctx.expression(device))  # type: ignore[attr-defined]
-        if non_blocking is not None:
-            first = new.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            new = new.with_changes(args=[first, non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        extra = [non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if non_blocking is not None else []
+        if copy:
+            extra.append(cst.Arg(cst.Name("True"), keyword=cst.Name("copy"),
+                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        if extra:
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            args = [new.args[0], *extra]
+            new = new.with_changes(args=[arg.with_changes(comma=comma) for arg in args[:-1]] + [args[-1]])
         return new.with_changes(lpar=call.lpar, rpar=call.rpar)
 
     def _is_cuda_device(self, ctx: RuleContext, expr: cst.BaseExpression) -> bool:
@@ -164,10 +186,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         return False
 
     # -- CUDA-only constructs ----------------------------------------------------------------------
-    def _set_device(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
+    def _guard(self, ctx: RuleContext, call: cst.Call, qual: str) -> Optional[Finding]:
+        """`torch.cuda.set_device(i)`, `torch.cuda.synchronize()` alone on a line: only where CUDA is."""
         tree = ctx.facts.tree
         statement = tree.statement_of(call)
-        message = "`torch.cuda.set_device(...)` fails without a GPU"
+        message = f"`{ctx.facts.code(call.func)}(...)` fails without a GPU"
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
                 and statement.body[0].value is call):
             return self.finding(call, message, hint="call it only `if torch.cuda.is_available():`")
@@ -196,6 +219,38 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
 
 
+COPY_HINT = "use `.to(device, copy=True)` where it is a CPU tensor (`.to` returns the tensor itself when it is already there)"
+
+
+def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _changed_in_place(ctx: RuleContext, receiver: cst.BaseExpression) -> bool:
+    """`self.states` (or a local name) written in place somewhere in its class (or function):
+    `self.states[i].copy_(s)`, `self.states[i] = s`, `self.states += s`."""
+    name = dotted_name(receiver)
+    if name is None:
+        return False
+    facts = ctx.facts
+    owner = facts.tree.enclosing(receiver, cst.ClassDef if name.startswith("self.") else cst.FunctionDef) or facts.tree.module
+    inside = lambda node: owner is facts.tree.module or facts.tree.is_inside(node, owner)  # noqa: E731
+    for call in facts.data.calls:
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_")
+                and dotted_name(_base(func.value)) == name and inside(call)):
+            return True
+    for assign in facts.data.assigns:
+        if any(isinstance(t.target, cst.Subscript) and dotted_name(_base(t.target)) == name for t in assign.targets) and inside(assign):
+            return True
+    for other in facts.data.other_assigns:
+        if isinstance(other, cst.AugAssign) and dotted_name(_base(other.target)) == name and inside(other):
+            return True
+    return False
+
+
 def _cuda_type_references(facts):
     """`torch.cuda.FloatTensor`-like references the flow evaluated: called, passed, assigned
     (also as one side of a conditional), in the order of the file."""
@@ -217,3 +272,16 @@ def _cuda_type_references(facts):
 
 def _is_tensor_method(func: cst.BaseExpression) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in ("to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+
+
+def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
+    """`torch.cuda.synchronize(device)` where `device` is a parameter of the enclosing
+    function: a CPU device would fail there with or without a guard, so the callers, not
+    this line, decide that it runs on CUDA (timm's `cuda_timestamp(sync, device)`)."""
+    scope = ctx.facts.tree.function_scope_of(call)
+    for arg in call.args:
+        if isinstance(arg.value, cst.Name):
+            bindings = scope.bindings.get(arg.value.value, [])
+            if any(b.kind == "param" for b in bindings):
+                return True
+    return False
