@@ -135,7 +135,7 @@ def subscript(frame: "Frame", node: cst.Subscript, base: Value) -> Value:
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
             if index.kind is Kind.TENSOR and not index.scalar:
-                frame.program.meet(node, "index", [(node.value, base), (index_node, index)])
+                frame.program.meet(node, "index", [(node.value, base), (index_node, index)], detail="subscript")
         if sliced and base.place is Place.CPU and frame.loops and not base.member and not frame.program.made_in(base, frame.loops[-1]):
             # a batch sliced from data made before the loop: moved where it is sliced
             origin = Origin("slice", node, loop=frame.loops[-1])

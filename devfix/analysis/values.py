@@ -251,5 +251,10 @@ class Meeting:
         return frozenset(found)
 
     def conflict(self) -> bool:
+        if self.kind == "index" and self.detail == "subscript":
+            # `t[idx]`: a CPU index into a device tensor is allowed (PyTorch moves it); only a
+            # device index into a CPU tensor fails
+            (_, base), (_, index) = self.operands[:2]
+            return takes_part(base) and takes_part(index) and base.place is Place.CPU and index.place is Place.DEVICE
         places = self.places()
         return Place.CPU in places and Place.DEVICE in places

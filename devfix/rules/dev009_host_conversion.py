@@ -84,9 +84,15 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
         if value.place is not Place.DEVICE:
             return None
+        message = f"`{text}.numpy()` on a tensor on the device"
+        if _meets_a_tensor(ctx, call):
+            # `rhos * (td - v).numpy()`: a host array and a device tensor cannot be combined
+            # either, so converting only moves the crash to the operator
+            return self.finding(call, f"{message}, and the NumPy result is combined with a tensor",
+                                hint="keep the tensor (drop `.numpy()`) or convert both operands")
         base = receiver.func.value if _is_detach(receiver) else receiver  # type: ignore[union-attr]
         new = method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
-        message = f"`{text}.numpy()` on a tensor on the device; copy it to the host with `.detach().cpu()` first"
+        message += "; copy it to the host with `.detach().cpu()` first"
         return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
 
     def _check_host_call(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
@@ -109,6 +115,16 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             return None
         message = f"`{_code(ctx, node)}` is on the device, but `pack_padded_sequence` needs its lengths on the CPU"
         return self.finding(node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(node, "cpu"))])  # type: ignore[arg-type]
+
+
+def _meets_a_tensor(ctx: RuleContext, call: cst.Call) -> bool:
+    """The `.numpy()` result is an operand of arithmetic whose other operand is a tensor."""
+    parent = ctx.facts.tree.parent(call)
+    if not isinstance(parent, cst.BinaryOperation):
+        return False
+    other = parent.right if parent.left is call else parent.left
+    value = ctx.facts.value(other)
+    return value is not None and value.kind is Kind.TENSOR
 
 
 def _on_device(value: Value) -> bool:
