@@ -88,7 +88,7 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         if _meets_a_tensor(ctx, call):
             # `rhos * (td - v).numpy()`: a host array and a device tensor cannot be combined
             # either, so converting only moves the crash to the operator
-            return self.finding(call, f"{message}, and the NumPy result is combined with a tensor",
+            return self.finding(call, f"{message}, and the NumPy result is combined with what may be a tensor",
                                 hint="keep the tensor (drop `.numpy()`) or convert both operands")
         base = receiver.func.value if _is_detach(receiver) else receiver  # type: ignore[union-attr]
         new = method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
@@ -118,13 +118,14 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
 
 
 def _meets_a_tensor(ctx: RuleContext, call: cst.Call) -> bool:
-    """The `.numpy()` result is an operand of arithmetic whose other operand is a tensor."""
+    """The `.numpy()` result is an operand of arithmetic whose other operand may be a tensor
+    (anything not known to be a host value: a number, a NumPy array)."""
     parent = ctx.facts.tree.parent(call)
     if not isinstance(parent, cst.BinaryOperation):
         return False
     other = parent.right if parent.left is call else parent.left
     value = ctx.facts.value(other)
-    return value is not None and value.kind is Kind.TENSOR
+    return value is None or value.kind is not Kind.HOST
 
 
 def _on_device(value: Value) -> bool:
