@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Set, Tuple, Type
 import libcst as cst
 
 from devfix.analysis import FileFacts
+from devfix import suppressions
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
@@ -107,8 +108,11 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult, proje
     except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
         return
+    silenced = suppressions.read(source)
+    if silenced.skip_file:
+        return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    fixed_module = _run(module, rules, config, fix, result, project)
+    fixed_module = _run(module, rules, config, fix, result, project, silenced)
     if fix and fixed_module is not module:
         if module.bytes != source:
             # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
@@ -164,7 +168,7 @@ def _parser_message(error: BaseException) -> str:
 
 
 def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult,
-         project: ProjectFacts) -> cst.Module:
+         project: ProjectFacts, silenced: suppressions.Suppressions) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
     facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
                       allow_device_declarations=any(r.code == "DEV001" for r in rules),
@@ -174,8 +178,12 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)
-    findings = _unique(facts, _run_rules(ctx, rules))
+    findings = [f for f in _unique(facts, _run_rules(ctx, rules))
+                if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
     wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
+    # a fix whose device declaration is silenced (`# devfix: ignore[DEV001]`) is not applied
+    undeclared = [f for f in wanted if any(silenced.silences(facts.position(r.node)[0], "DEV001") for r in f.requests)]
+    wanted = [f for f in wanted if f not in undeclared]
     declarations = _declarations(ctx, wanted)
     new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
     for finding in [*findings, *declarations]:
@@ -183,6 +191,8 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
             status, hint = "no-fix", "internal error: this fix produced code that does not parse and was dropped; please report it"
         elif finding in fixed:
             status, hint = ("fixed" if fix else "fixable"), finding.hint
+        elif finding in undeclared:
+            status, hint = "no-fix", "its fix needs the device declaration that `# devfix: ignore[DEV001]` silences"
         else:
             status, hint = _status(finding, config), finding.hint
         line, column = facts.position(finding.node)

@@ -258,3 +258,12 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
     assert together.stdout.index('utils.auto_select_gpu("1")') < together.stdout.index("+    device = torch.device")
     alone = runner.invoke(main, ["apply", "--diff", "layers.py"])
     assert "+device = torch.device" in alone.stdout  # nothing else in the run chooses a GPU
+
+
+def test_inline_suppression_through_the_cli(runner, tmp_path, monkeypatch):
+    """A deliberate `.cuda()` silenced on its line: `check` is clean and exits 0."""
+    (tmp_path / "bench.py").write_text("import torch\n\nx = torch.ones(2).cuda()  # devfix: ignore[DEV002]\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["check", "bench.py"])
+    assert result.exit_code == 0, result.output
+    assert "DEV002" not in result.output
