@@ -71,14 +71,14 @@ class Plan:
                         for origin in value.origins:
                             self.host_uses.setdefault(origin_key(origin), []).append(meeting)
                 continue
-            for origin in _cpu_origins(meeting):
+            for origin in _origins_at(meeting, Place.CPU):
                 key = origin_key(origin)
                 origins.setdefault(key, origin)
                 index.setdefault(key, []).append(meeting)
         seeds = [m for m in self.program.meetings.values() if m.kind != "host" and m.conflict()]
         component = 0
         for seed in sorted(seeds, key=lambda m: self.tree.order(m.node)):
-            start = [origin_key(o) for o in _cpu_origins(seed) if origin_key(o) not in self.moves]
+            start = [origin_key(o) for o in _origins_at(seed, Place.CPU) if origin_key(o) not in self.moves]
             unplaced = _cpu_without_origin(seed)
             if not start and not unplaced:
                 continue
@@ -105,8 +105,8 @@ class Plan:
             members.append(move)
             for meeting in index.get(key, ()):
                 move.meetings.append(meeting)
-                move.evidence.extend(_device_origins(meeting))
-                for other in _cpu_origins(meeting):
+                move.evidence.extend(_origins_at(meeting, Place.DEVICE))
+                for other in _origins_at(meeting, Place.CPU):
                     other_key = origin_key(other)
                     if other_key not in seen:
                         queue.append(other_key)
@@ -191,13 +191,14 @@ _UNFIXABLE = {
 }
 
 
-def _cpu_origins(meeting: Meeting) -> List[Origin]:
+def _origins_at(meeting: Meeting, place: Place) -> List[Origin]:
+    """Where the meeting's operands (and called module) that live at `place` got there."""
     found: List[Origin] = []
     for _, value in meeting.operands:
-        if takes_part(value) and value.place is Place.CPU:
+        if takes_part(value) and value.place is place:
             found.extend(value.origins)
     module = meeting.module
-    if module is not None and module.place is Place.CPU and not module.neutral:
+    if module is not None and module.place is place and not module.neutral:
         found.extend(module.origins)
     return found
 
@@ -210,14 +211,3 @@ def _cpu_without_origin(meeting: Meeting) -> bool:
             return True
     module = meeting.module
     return module is not None and module.place is Place.CPU and not module.neutral and not module.origins
-
-
-def _device_origins(meeting: Meeting) -> List[Origin]:
-    found: List[Origin] = []
-    for _, value in meeting.operands:
-        if takes_part(value) and value.place is Place.DEVICE:
-            found.extend(value.origins)
-    module = meeting.module
-    if module is not None and module.place is Place.DEVICE and not module.neutral:
-        found.extend(module.origins)
-    return found
