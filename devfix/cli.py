@@ -18,7 +18,7 @@ import click
 from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
 from devfix.analysis.project import ProjectFacts
-from devfix.engine import FileResult, process_source
+from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
 from devfix.report import json_report, text_lines, unified_diff
 from devfix.rules import ALL_RULES, lookup
@@ -169,13 +169,8 @@ def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[
     config = _config(paths, options)
     found = [(path, tree, _read_file(path)) for path, tree in
              discover_with_trees(paths, exclude=config.exclude + config.extend_exclude)]
-    project = ProjectFacts.from_files([(read.path, read.old) for _, _, read in found])
-    results = []
-    trees: Dict[int, Path] = {}
-    for path, tree, read in found:
-        result = _process_file(read, config, fix, project)
-        results.append(result)
-        trees[id(result)] = tree
+    results = process_project([read for _, _, read in found], config, fix=fix)
+    trees = {id(result): tree for result, (_, tree, _) in zip(results, found)}
     return config, results, trees
 
 
@@ -213,14 +208,6 @@ def _read_file(path: Path) -> FileResult:
     if b"\0" in data and (b"torch" in data or b".cuda(" in data):
         return FileResult(shown, data, data, error="skipped: binary file (contains NUL bytes)")
     return FileResult(shown, data, data)
-
-
-def _process_file(read: FileResult, config: Config, fix: bool, project: ProjectFacts) -> FileResult:
-    data = read.old
-    if read.error or b"torch" not in data and b".cuda(" not in data:
-        # Pre-filter: every rule needs torch, or a tensor's own .cuda() method.
-        return read
-    return process_source(data, config, fix=fix, path=read.path, project=project)
 
 
 def _display(path: Path) -> str:

@@ -20,6 +20,7 @@ import libcst as cst
 
 from devfix.analysis import FileFacts
 from devfix import suppressions
+from devfix.analysis.linking import ModuleSummary
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
@@ -52,6 +53,7 @@ class FileResult:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     error: Optional[str] = None
     traceback: Optional[str] = None
+    summary: Optional[ModuleSummary] = None  # what the file tells its importers (not shown)
 
     @property
     def changed(self) -> bool:
@@ -89,6 +91,32 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
     except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
         _fail(result, f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged", traceback.format_exc())
     return result
+
+
+def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+    """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
+
+    `reads` are the files' bytes as unchanged results (or the reason they could not be read).
+    Each file is analysed once, after the project files it imports, whose summaries its
+    analysis reads; the results come back in the order given.
+    """
+    files = [(read.path, read.old) for read in reads]
+    project = ProjectFacts.from_files(files)
+    results: List[FileResult] = list(reads)
+    for index in project.analysis_order(files):
+        read = reads[index]
+        if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read):
+            continue  # pre-filter: every rule needs torch, or a tensor's own .cuda() method
+        result = process_source(read.old, config, fix=fix, path=read.path, project=project)
+        if result.summary is not None:
+            project.summaries[result.path] = result.summary
+        results[index] = result
+    return results
+
+
+def _reexports(read: FileResult) -> bool:
+    """A package's `__init__.py` that imports from its modules: its importers need its summary."""
+    return read.path.endswith("__init__.py") and b"from ." in read.old
 
 
 def _fail(result: FileResult, error: Optional[str], tb: Optional[str]) -> None:
@@ -174,7 +202,9 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
                       allow_device_declarations=any(r.code == "DEV001" for r in rules),
                       assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
                       gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
-                      gpu_choice_functions=project.gpu_choice_functions)
+                      gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path))
+    if project.index is not None and len(project.index.files) > 1:
+        result.summary = facts.summary(result.path)
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)

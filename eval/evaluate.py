@@ -31,8 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from devfix.config import Config  # noqa: E402
-from devfix.analysis.project import ProjectFacts  # noqa: E402
-from devfix.engine import process_source  # noqa: E402
+from devfix.engine import FileResult, process_project  # noqa: E402
 from devfix.files import discover  # noqa: E402
 
 if sys.version_info >= (3, 11):
@@ -65,12 +64,13 @@ def run(repo: Path) -> Tuple[List[Finding], List[Finding], int]:
     checked, applied = [], []
     files = 0
     config = Config(root=repo)
-    sources = [(path.relative_to(repo).as_posix(), path.read_bytes()) for path in discover([repo])]
-    project = ProjectFacts.from_files(sources)  # one run over the checkout, as the CLI does
-    for relative, source in sources:
-        files += 1
-        for fix, found in ((False, checked), (True, applied)):
-            result = process_source(source, config, fix=fix, path=relative, project=project)
+    paths = list(discover([repo]))
+    reads = [FileResult(str(path), data, data) for path in paths for data in (path.read_bytes(),)]
+    files = len(reads)
+    for fix, found in ((False, checked), (True, applied)):
+        # one run over the checkout, as the CLI does: the files analysed together
+        for path, result in zip(paths, process_project(reads, config, fix=fix)):
+            relative = path.relative_to(repo).as_posix()
             found.extend(Finding(relative, d.line, d.column, d.code, d.status, d.message) for d in result.diagnostics)
     return checked, applied, files
 

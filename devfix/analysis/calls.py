@@ -69,6 +69,8 @@ def call(frame: "Frame", node: cst.Call) -> Value:
         if receiver.qual is not None:
             callee = attribute(frame, func, receiver)
             program.values[id(func)] = callee
+            if callee.ref is not None:  # `utils.train(...)`: a project file's function or class
+                return program.call_local(frame, node, callee, _args(frame, node))
             return _qualified(frame, node, callee, _args(frame, node))
         args = _args(frame, node)
         if receiver.cls is not None and program.defines(receiver, func.attr.value):

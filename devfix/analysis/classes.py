@@ -19,6 +19,7 @@ import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
+from devfix.analysis.linking import ClassSummary, MethodSummary, exported
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value
 
@@ -43,10 +44,24 @@ class ClassInfo:
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
     bases: Tuple["ClassInfo", ...] = ()
+    linked: Optional[ClassSummary] = None  # a class of another project file, as its summary says
 
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    def linked_method(self, name: str) -> Optional[MethodSummary]:
+        """A method defined in another project file (by this class or a base), unless a class
+        of this file overrides it."""
+        if name in self.methods:
+            return None
+        if self.linked is not None:
+            return self.linked.method(name)
+        for base in self.bases:
+            found = base.linked_method(name)
+            if found is not None:
+                return found
+        return None
 
     def method(self, name: str) -> Optional[cst.FunctionDef]:
         if name in self.methods:
@@ -70,6 +85,8 @@ class ClassInfo:
     def has_state(self) -> bool:
         """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
         weight of its own; a plain tensor attribute is DEV012's question)."""
+        if self.linked is not None and self.linked.has_state:
+            return True
         if self.buffers or any(v.kind is Kind.MODULE and not v.neutral or v.kind is Kind.TENSOR and v.grad for v in self.attrs.values()):
             return True
         return any(base.has_state for base in self.bases)
@@ -99,6 +116,46 @@ def _through(cls: ClassInfo, value: Value) -> Value:
 
 class ClassFlow:
     """The class-related half of `Program` (see program.py for the state it reads)."""
+
+    def linked_class(self, summary: ClassSummary) -> ClassInfo:
+        """A class of another project file, seen through its summary: no methods to evaluate
+        here, only what its instances are and what its methods do to their arguments."""
+        return ClassInfo(summary.node, summary.kind, framework=summary.framework, opaque=summary.opaque,
+                         attrs=dict(summary.attrs), buffers=set(summary.buffers), moves_inputs=summary.moves_inputs,
+                         places_itself=summary.places_itself, linked=summary)
+
+    def instantiate_linked(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
+        summary = cls.linked
+        assert summary is not None
+        if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
+            children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
+            calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
+            return self.construct(frame, node, neutral=not summary.has_state and not children, cls=cls, children=children)
+        calls._escape_all(frame, args)
+        if summary.kind == "module":
+            return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
+        if summary.kind == "dataset":
+            element = summary.element
+            if element is None:
+                return Value(Kind.DATASET, Place.CPU, obj=id(node))
+            return Value(Kind.DATASET, element.place, obj=id(node), element=element)
+        return UNKNOWN  # another file's class: its methods are not followed here
+
+    def call_linked_method(self, frame: Frame, node: cst.Call, method: MethodSummary, module: Value, args: Args) -> Value:
+        """`model.sample(n, device)` of a module class of another project file: what the method
+        feeds to the weights meets them; it returns what its summary says."""
+        inputs = []
+        for index, (arg, value) in enumerate(args):
+            name = arg.keyword.value if arg.keyword is not None else (method.params[index] if index < len(method.params) and not arg.star else None)
+            if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
+                inputs.append((arg.value, value))
+            elif value.kind is Kind.MODULE:
+                frame.escape(value)
+        if inputs:
+            self.meet(node, "call", inputs, module=module)
+        if method.relative:
+            return Value(Kind.TENSOR, module.place, module.origins if module.place is not Place.UNKNOWN else frozenset(), grad=True)
+        return self._returned(frame, node, method.returns) if method.returns is not None else UNKNOWN
 
     def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
         if id(node) in self.classes:
@@ -241,6 +298,10 @@ class ClassFlow:
         cls = self.classes.get(id(module.cls)) if module.cls is not None else None
         if cls is None:
             return set()
+        linked = cls.linked_method("forward")
+        if linked is not None:
+            return {id(arg.value) for index, (arg, _) in enumerate(args)
+                    if (arg.keyword.value if arg.keyword is not None else (linked.params[index] if index < len(linked.params) and not arg.star else None)) in linked.keeps}
         forward = cls.method("forward")
         if forward is None:
             return set()
@@ -268,6 +329,8 @@ class ClassFlow:
 
     # -- instances of the file's classes ------------------------------------------------------------------
     def instantiate(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
+        if cls.linked is not None:
+            return self.instantiate_linked(frame, node, cls, args)
         init = cls.method("__init__")
         if cls.kind == "module":
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)

@@ -22,8 +22,10 @@ import libcst as cst
 
 from devfix.analysis.datasets import LoaderPlan, plan_loaders, settle
 from devfix.analysis.devices import Devices
+from devfix.analysis.linking import Linker, ModuleSummary
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
+from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place
 
@@ -31,8 +33,10 @@ from devfix.analysis.values import Kind, Place
 class FileFacts:
     def __init__(self, module: cst.Module, *, device_style: str = "conditional", dataset_placement: str = "pinned",
                  allow_device_declarations: bool = True, assume_discarded_assigned: bool = True,
-                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset()) -> None:
+                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset(),
+                 linker: Optional[Linker] = None) -> None:
         self.module = module
+        self.linker = linker
         self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
         self.gpu_choice_functions = gpu_choice_functions
         self.tree = Tree(module)
@@ -74,7 +78,7 @@ class FileFacts:
         return program, plan, loader_plans
 
     def _run(self, assume_unmoved: FrozenSet[int]) -> Program:
-        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned)
+        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker)
         program.run()
         return program
 
@@ -117,6 +121,10 @@ class FileFacts:
             return True
         return any(v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
                    for v in program.bound.values())
+
+    def summary(self, path: str) -> ModuleSummary:
+        """What this file tells the project files that import it (linking.py)."""
+        return summarize(self.program, path)
 
     def position(self, node: cst.CSTNode) -> Tuple[int, int]:
         return self.tree.position(node)

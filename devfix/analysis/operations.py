@@ -81,7 +81,8 @@ def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
             return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard", tensor_type=True)
         if qual in api.CPU_TENSOR_TYPES:
             return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant", tensor_type=True)
-        return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)
+        linked = frame.program.linked_qual(qual)  # `utils.train` after `import utils`, a project file
+        return linked if linked is not None else Value(Kind.OTHER, Place.UNKNOWN, qual=qual)
     program = frame.program
     if base.kind is Kind.TENSOR:
         if name in ("data", "T", "mT", "H", "real", "imag", "grad"):

@@ -27,6 +27,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.collect import Collected
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
+from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Linker, MethodSummary, exported
 from devfix.analysis.scopes import Scope, dotted_name
 from devfix.analysis.tree import first_name_error
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots
@@ -82,8 +83,13 @@ class OptimizerInfo:
 
 
 class Program(ClassFlow):
-    def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False) -> None:
+    def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False,
+                 linker: Optional[Linker] = None) -> None:
         self.data = data
+        # The project's other files, as their summaries say (linking.py); None for a lone file.
+        self.linker = linker
+        self.linked_functions: Dict[int, FunctionSummary] = {}
+        self.linked: Dict[int, Export] = {}  # the node of each linked class or function -> its summary
         # DEV011 turns `x.to(device)` alone on a line into `x = x.to(device)`: evaluate it so.
         self.assume_discarded_assigned = assume_discarded_assigned
         # What-if evaluation: these `.to(...)`/`.cuda()` calls are taken as if removed (DEV006
@@ -171,7 +177,9 @@ class Program(ClassFlow):
         """The joined value of every binding of `name` in `scope` recorded so far."""
         found: Optional[Value] = None
         for binding in scope.bindings.get(name, ()):
-            if binding.kind == "import" and binding.qualname:
+            if (id(binding.node), name) in self.bound:
+                value = self.bound[(id(binding.node), name)]  # an import, linked or not, or an assignment
+            elif binding.kind == "import" and binding.qualname:
                 value = Value(Kind.OTHER, Place.UNKNOWN, qual=binding.qualname)
             elif binding.kind in ("def", "class"):
                 value = Value(Kind.OTHER, Place.UNKNOWN, ref=binding.node)
@@ -197,18 +205,57 @@ class Program(ClassFlow):
                     top = full.split(".")[0]
                     frame.env[top] = Value(Kind.OTHER, Place.UNKNOWN, qual=top)
             return
-        if isinstance(node.names, cst.ImportStar):
-            return
         module = dotted_name(node.module) if node.module is not None else None
+        level = len(node.relative)
+        if isinstance(node.names, cst.ImportStar):
+            self._bind_star(frame, module, level)
+            return
         for alias in node.names:
             name = dotted_name(alias.name)
             if name is None:
                 continue
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            if node.relative or module is None:
-                frame.env[local] = UNKNOWN  # the project's own module (linked across files later)
+            export = self.linker(module, level, name) if self.linker is not None else None
+            if export is not None:
+                value = self.link_value(export)
+            elif node.relative or module is None:
+                value = UNKNOWN  # the project's own module, not analysed with this one
             else:
-                frame.env[local] = Value(Kind.OTHER, Place.UNKNOWN, qual=f"{module}.{name}")
+                value = Value(Kind.OTHER, Place.UNKNOWN, qual=f"{module}.{name}")
+            frame.env[local] = value
+            self.bound[(id(node), local)] = value
+
+    def _bind_star(self, frame: Frame, module: Optional[str], level: int) -> None:
+        """`from .models import *` of a project file: the names its summary exports."""
+        if self.linker is None:
+            return
+        every = self.linker(module, level, "*")
+        if isinstance(every, Value) and every.attrs:
+            for name, _ in every.attrs:
+                export = self.linker(module, level, name)
+                if export is not None and not name.startswith("_"):
+                    frame.env[name] = self.link_value(export)
+
+    def link_value(self, export: Export) -> Value:
+        """A project file's class, function or constant, bound in this file."""
+        if isinstance(export, ClassSummary):
+            if id(export.node) not in self.classes:
+                self.classes[id(export.node)] = self.linked_class(export)
+                self.linked[id(export.node)] = export
+            return Value(Kind.OTHER, Place.UNKNOWN, ref=export.node)
+        if isinstance(export, FunctionSummary):
+            self.linked_functions[id(export.node)] = export
+            self.linked[id(export.node)] = export
+            return Value(Kind.OTHER, Place.UNKNOWN, ref=export.node)
+        return export
+
+    def linked_qual(self, qual: str) -> Optional[Value]:
+        """`utils.train` after `import utils`, when `utils` is a project file."""
+        if self.linker is None or "." not in qual:
+            return None
+        module, _, name = qual.rpartition(".")
+        export = self.linker(module, 0, name)
+        return self.link_value(export) if export is not None else None
 
     def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: Optional[cst.CSTNode]) -> Value:
         """A batch (or part of one) bound to a variable: the fix moves it under that name, where
@@ -344,6 +391,9 @@ class Program(ClassFlow):
             method = cls.method(name)
             if method is not None:
                 return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
+            linked = cls.linked_method(name)
+            if linked is not None:
+                return self.call_linked_method(frame, node, linked, receiver, args)
         if receiver.place is Place.UNKNOWN:
             calls._escape_all(frame, args)
             return UNKNOWN
@@ -358,6 +408,11 @@ class Program(ClassFlow):
         if isinstance(ref, cst.FunctionDef) and id(ref) in self.functions:
             return self.call_function(frame, node, self.functions[id(ref)], args, bound=callee.bound)
         calls._escape_all(frame, args)
+        if isinstance(ref, cst.FunctionDef) and id(ref) in self.linked_functions:
+            # a function of another project file: what it may do to its arguments is unknown
+            # here; what it returns is what its summary says, made at this call
+            returns = self.linked_functions[id(ref)].returns
+            return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:

@@ -11,13 +11,24 @@ from a cheap scan of every file's bytes before any file is parsed:
 
 The scan over-approximates on purpose (a mention is enough, a function is known by its
 name): it only ever stops a declaration, never adds an edit.
+
+- which project file an import names (`from model import Net`, `from .data import load`,
+  `import utils`): the importing file's folder and its parents are searched, as Python's
+  path does for a script run from the repository (`ProjectIndex`). The files are analysed
+  imported-first (`analysis_order`), and each leaves a summary (linking.py) that its importers'
+  analyses read: one pass per file, plus this linking.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
-from typing import FrozenSet, List, Set, Tuple
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from devfix.analysis.linking import Export, Linker, ModuleSummary
+from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
@@ -27,6 +38,8 @@ _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 class ProjectFacts:
     gpu_choice_files: FrozenSet[str] = frozenset()  # display paths of files that mention the variable
     gpu_choice_functions: FrozenSet[str] = frozenset()  # names of functions whose body mentions it
+    index: Optional["ProjectIndex"] = None
+    summaries: Dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the run may set CUDA_VISIBLE_DEVICES."""
@@ -40,7 +53,122 @@ class ProjectFacts:
             if GPU_CHOICE_TEXT in data:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
-        return cls(frozenset(paths), frozenset(functions))
+        return cls(frozenset(paths), frozenset(functions), ProjectIndex([path for path, _ in files]))
+
+    def linker(self, path: str) -> Optional[Linker]:
+        """What the imports of `path` bind, from the summaries of the files analysed so far."""
+        index = self.index
+        if index is None or len(index.files) < 2:
+            return None
+
+        def link(module: Optional[str], level: int, name: Optional[str]) -> Optional[Export]:
+            return index.lookup(self.summaries, path, module, level, name)
+
+        return link
+
+    def analysis_order(self, files: List[Tuple[str, bytes]]) -> List[int]:
+        """Indices of `files`, each after the project files it imports (cycles broken where
+        met, in the given order): an importer's analysis reads its imports' summaries."""
+        if self.index is None:
+            return list(range(len(files)))
+        position = {path: i for i, (path, _) in enumerate(files)}
+        needs = [[position[p] for p in self.index.imports(path, data) if p in position and p != path] for path, data in files]
+        order: List[int] = []
+        state = [0] * len(files)  # 0 new, 1 on the stack, 2 done
+        for start in range(len(files)):
+            stack = [(start, iter(needs[start]))]
+            if state[start]:
+                continue
+            state[start] = 1
+            while stack:
+                node, pending = stack[-1]
+                nxt = next(pending, None)
+                if nxt is None:
+                    stack.pop()
+                    state[node] = 2
+                    order.append(node)
+                elif state[nxt] == 0:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(needs[nxt])))
+        return order
+
+
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w. \t,]+))", re.MULTILINE)
+# Names that are never a project's own module, whatever files lie around.
+NOT_PROJECT = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn", "PIL",
+                         "matplotlib", "tqdm", "transformers", "lightning", "pytorch_lightning", "timm", "cv2"})
+STDLIB = getattr(sys, "stdlib_module_names", frozenset())
+
+
+class ProjectIndex:
+    """The run's Python files by the module names their importers may use."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.files: Dict[str, str] = {}  # normalised absolute path -> display path
+        for path in paths:
+            if path.endswith(".py"):
+                self.files[os.path.normcase(os.path.abspath(path))] = path
+        self.tops: Set[str] = set()  # first components of every name some file could be imported by
+        for absolute in self.files:
+            folder, base = os.path.split(absolute)
+            self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
+            self.tops.update(part for part in folder.split(os.sep) if part)
+
+    def resolve(self, importer: str, module: Optional[str], level: int) -> Optional[str]:
+        """The display path of the project file `from <dots><module> import ...` in `importer`
+        names, if it is one of the run's files."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        parts = module.split(".") if module else []
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            return self._file(folder, parts) if parts else self._file(folder, [], package=True)
+        if not parts or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
+            return None
+        while True:
+            found = self._file(folder, parts)
+            if found is not None:
+                return found
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+
+    def _file(self, folder: str, parts: List[str], package: bool = False) -> Optional[str]:
+        base = os.path.join(folder, *parts)
+        if not package:
+            found = self.files.get(os.path.normcase(base + ".py"))
+            if found is not None:
+                return found
+        return self.files.get(os.path.normcase(os.path.join(base, "__init__.py")))
+
+    def lookup(self, summaries: Dict[str, ModuleSummary], importer: str, module: Optional[str], level: int,
+               name: Optional[str]) -> Optional[Export]:
+        """What `from <module> import <name>` binds in `importer`, from the summary of the
+        file it names (a submodule imported by name is not followed). For `*`, a value whose
+        attributes name what the file exports."""
+        path = self.resolve(importer, module, level)
+        if path is None or path == importer:
+            return None
+        summary = summaries.get(path)
+        if summary is None or name is None:
+            return None
+        if name == "*":
+            return Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple((n, UNKNOWN) for n in summary.names if not n.startswith("_")))
+        return summary.names.get(name)
+
+    def imports(self, importer: str, data: bytes) -> List[str]:
+        """The run's files that `importer` imports, from a text scan (for the order only)."""
+        found: List[str] = []
+        for match in _IMPORT.finditer(data):
+            dots, module, plain = match.groups()
+            names = [module.decode("ascii", "replace")] if plain is None else [
+                n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
+            for name in names:
+                path = self.resolve(importer, name or None, len(dots or b""))
+                if path is not None and path not in found:
+                    found.append(path)
+        return found
 
 
 def functions_choosing_gpus(data: bytes) -> Set[str]:

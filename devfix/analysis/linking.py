@@ -1,0 +1,130 @@
+"""What one file of a run tells the files that import it (spec principle 9).
+
+Each file is analysed once, after the project files it imports (project.py orders them), and
+leaves a `ModuleSummary`: for every top-level name, what an importer may rely on —
+
+- a class: an `nn.Module` (does it hold weights, place itself, move its inputs; what each
+  method feeds to the weights and returns) or a `Dataset` (what `__getitem__` returns);
+- a function: what it returns (a model or tensor it builds on the CPU is made, for the caller,
+  at the call, and the fix goes there, as for a helper of the caller's own file);
+- a constant: a device, a condition about CUDA, a loader.
+
+Summaries never carry evidence (origins) into another file: an importer's edits go into the
+importer. A value whose place depended on the exporting file's own evidence is exported as
+unknown unless the importer can fix it at its own call. Everything here errs towards unknown:
+a summary may only stop an edit or let the importer see what it already could for a helper
+of its own file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Dict, FrozenSet, Optional, Tuple, Union
+
+import libcst as cst
+
+from devfix.analysis.values import UNKNOWN, Kind, Origin, Place, Value
+
+MADE_BY_CALLEE = ("construct", "factory", "host")  # origins the caller can fix at its call
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    params: Tuple[str, ...]  # without `self`
+    inputs: FrozenSet[str] = frozenset()  # parameters shown to meet the module's weights
+    keeps: FrozenSet[str] = frozenset()  # parameters it moves itself or keeps on the host
+    returns: Optional[Value] = None
+    relative: bool = False  # returns something on the module's own device
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    node: cst.ClassDef
+    kind: str  # "module" | "dataset" | "other"
+    framework: bool = False
+    opaque: bool = False
+    places_itself: bool = False
+    moves_inputs: bool = False
+    has_state: bool = False
+    buffers: FrozenSet[str] = frozenset()
+    attrs: Tuple[Tuple[str, Value], ...] = ()
+    methods: Tuple[Tuple[str, MethodSummary], ...] = ()
+    element: Optional[Value] = None  # dataset: what `__getitem__` returns
+
+    def method(self, name: str) -> Optional[MethodSummary]:
+        return next((m for n, m in self.methods if n == name), None)
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    node: cst.FunctionDef
+    params: Tuple[str, ...]
+    returns: Optional[Value] = None
+
+
+Export = Union[ClassSummary, FunctionSummary, Value]
+
+
+@dataclass
+class ModuleSummary:
+    path: str
+    names: Dict[str, Export] = field(default_factory=dict)
+
+
+# (module, level, name) -> what that import binds, or None when it is not a project file's name
+Linker = Callable[[Optional[str], int, Optional[str]], Optional[Export]]
+
+
+def exported(value: Optional[Value], *, returned: bool = False, collated: bool = False, depth: int = 0) -> Value:
+    """`value` as another file may see it: no evidence of this file, nothing this file's flow
+    alone decided. `returned`: a function's result, which the caller can fix at its call when
+    the function built it on the CPU. `collated`: a dataset's item, whose CPU tensors a loader
+    stacks into new ones (the evidence is then the importer's loop)."""
+    if value is None or depth > 4:
+        return UNKNOWN
+    kind = value.kind
+    if kind is Kind.HOST:
+        return replace(_bare(value), place=Place.CPU)
+    if kind is Kind.DEVICE:
+        if value.flag in ("param", "relative") or value.place is Place.UNKNOWN:
+            return Value(Kind.DEVICE, Place.UNKNOWN)
+        return replace(_bare(value), attrs=())
+    if kind is Kind.STRUCT:
+        return _struct(value, collated, depth)
+    if kind in (Kind.LOADER, Kind.DATASET):
+        element = exported(value.element, collated=True, depth=depth + 1) if value.element is not None else None
+        place = element.place if element is not None else Place.UNKNOWN
+        return Value(kind, place if kind is Kind.LOADER or element is not None else Place.UNKNOWN, element=element)
+    if kind in (Kind.TENSOR, Kind.MODULE):
+        if value.place is Place.DEVICE and not any(o.kind in ("module", "param") for o in value.origins):
+            return replace(_bare(value), place=Place.DEVICE)
+        if value.place is Place.CPU and returned and value.origins and all(o.kind in MADE_BY_CALLEE for o in value.origins):
+            origin = next(iter(value.origins))
+            return replace(_bare(value), place=Place.CPU, origins=frozenset({Origin(origin.kind, origin.node)}))
+        if value.place is Place.CPU and kind is Kind.TENSOR and collated:
+            return replace(_bare(value), place=Place.CPU)  # collated batches: fresh CPU tensors
+        return Value(kind, Place.UNKNOWN, neutral=value.neutral)
+    if kind is Kind.OTHER and value.attrs:
+        return Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple((k, exported(v, depth=depth + 1)) for k, v in value.attrs))
+    return UNKNOWN
+
+
+def _bare(value: Value) -> Value:
+    return replace(value, origins=frozenset(), obj=None, cls=None, ref=None, bound=None, param=None)
+
+
+def _struct(value: Value, collated: bool, depth: int) -> Value:
+    # items never keep evidence: only a whole value returned is re-made at the caller's call
+    items = tuple(exported(v, collated=collated, depth=depth + 1) for v in value.items) if value.items is not None else None
+    keys = tuple((k, exported(v, collated=collated, depth=depth + 1)) for k, v in value.keys) if value.keys else None
+    element = exported(value.element, collated=collated, depth=depth + 1) if value.element is not None else None
+    parts = [*(items or ()), *(v for _, v in keys or ())] or ([element] if element is not None else [])
+    place = Place.NONE
+    origins: FrozenSet[Origin] = frozenset()
+    for part in parts:
+        if part.kind in (Kind.TENSOR, Kind.STRUCT, Kind.MODULE):
+            place = place.join(part.place)
+            origins = origins | part.origins
+    if place is Place.NONE:
+        place = value.place if value.place is Place.CPU and not parts else Place.UNKNOWN
+    return Value(Kind.STRUCT, place, origins if place is not Place.UNKNOWN else frozenset(), items=items, keys=keys, element=element)

@@ -1,0 +1,121 @@
+"""A file's summary for its importers, read off its settled program (see linking.py).
+
+Only what the file itself shows is exported: a function's result counts as made by the
+function only when its evidence lies inside the function's own body (a value that came in
+through a parameter depends on the caller); a module method's result that lives on the
+module's device is exported as such, whatever the module's place at the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from devfix.analysis.classes import ClassInfo
+from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
+from devfix.analysis.program import FunctionInfo, Program
+from devfix.analysis.values import UNKNOWN, Kind, Place, Value
+
+
+def summarize(program: Program, path: str) -> ModuleSummary:
+    names: Dict[str, Export] = {}
+    for name, value in program.module_env.items():
+        export = _export(program, value)
+        if export is not None:
+            names[name] = export
+    return ModuleSummary(path, names)
+
+
+def _export(program: Program, value: Value) -> Optional[Export]:
+    ref = value.ref
+    if ref is not None and id(ref) in program.linked:
+        return program.linked[id(ref)]  # re-exported (`from .model import Net` in `__init__.py`)
+    if isinstance(ref, cst.ClassDef) and id(ref) in program.classes:
+        return _class(program, program.classes[id(ref)])
+    if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
+        info = program.functions[id(ref)]
+        return FunctionSummary(ref, _params(info), _result(program, info))
+    if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
+        return exported(value)
+    return None
+
+
+def _params(info: FunctionInfo) -> tuple:
+    names = tuple(p.name.value for p in info.parameters())
+    return names[1:] if info.self_name is not None and names and names[0] == info.self_name else names
+
+
+def _result(program: Program, info: FunctionInfo) -> Optional[Value]:
+    """What the function returns, for a caller in another file."""
+    returns = info.returns
+    if returns is None:
+        return None
+    if returns.place is Place.CPU and returns.origins and not all(_inside(program, o.node, info.node) for o in returns.origins):
+        return UNKNOWN  # it came in through a parameter: the caller's value, not the function's
+    return exported(returns, returned=True)
+
+
+def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    order = program.data.order
+    return order.get(id(function), -1) < order.get(id(node), -2) <= program.data.end_order.get(id(function), -1)
+
+
+def _class(program: Program, cls: ClassInfo) -> ClassSummary:
+    methods: Dict[str, MethodSummary] = {}
+    _collect_methods(program, cls, methods)
+    attrs = {}
+    for klass in (*reversed(_lineage(cls)),):
+        for name, value in (klass.linked.attrs if klass.linked is not None else klass.attrs.items()):
+            attrs[name] = _attribute(value)
+    element = None
+    if cls.kind == "dataset":
+        getitem = cls.method("__getitem__")
+        if getitem is not None and id(getitem) in program.functions:
+            returns = program.functions[id(getitem)].returns
+            element = exported(returns, collated=True) if returns is not None else None
+        elif cls.linked_method("__getitem__") is None and any(b.linked is not None for b in _lineage(cls)):
+            element = next((b.linked.element for b in _lineage(cls) if b.linked is not None), None)
+    return ClassSummary(
+        cls.node, cls.kind, framework=cls.framework, opaque=cls.opaque, places_itself=cls.places_itself,
+        moves_inputs=cls.moves_inputs or any(b.moves_inputs for b in _lineage(cls)), has_state=cls.has_state,
+        buffers=frozenset(cls.buffers).union(*(b.buffers for b in _lineage(cls))),
+        attrs=tuple(attrs.items()), methods=tuple(methods.items()), element=element,
+    )
+
+
+def _lineage(cls: ClassInfo) -> list:
+    found = [cls]
+    for base in cls.bases:
+        found.extend(_lineage(base))
+    return found
+
+
+def _collect_methods(program: Program, cls: ClassInfo, methods: Dict[str, MethodSummary]) -> None:
+    """Every method an instance has, nearest definition first."""
+    if cls.linked is not None:
+        for name, method in cls.linked.methods:
+            methods.setdefault(name, method)
+        return
+    for name, node in cls.methods.items():
+        if name in methods or id(node) not in program.functions:
+            continue
+        info = program.functions[id(node)]
+        returns = info.returns
+        relative = returns is not None and returns.place is Place.DEVICE and bool(returns.origins) and all(
+            o.kind == "module" for o in returns.origins)
+        methods[name] = MethodSummary(
+            _params(info), frozenset(info.module_inputs), frozenset(info.moves_params | info.host_params),
+            None if relative else _result(program, info), relative)
+    for base in cls.bases:
+        _collect_methods(program, base, methods)
+
+
+def _attribute(value: Value) -> Value:
+    """A class attribute for code of another file: a layer or a parameter is the module's own
+    (where the module is); anything else as `exported` says."""
+    if value.kind is Kind.MODULE:
+        return Value(Kind.MODULE, Place.CPU, neutral=value.neutral)
+    if value.kind is Kind.TENSOR and value.grad:
+        return Value(Kind.TENSOR, Place.CPU, grad=True)
+    return exported(value)
