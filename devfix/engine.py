@@ -14,13 +14,14 @@ import ast
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Set, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
 from devfix.analysis import FileFacts
 from devfix import suppressions
-from devfix.analysis.linking import ModuleSummary
+from devfix.analysis.linking import ModuleSummary, join_incoming
+from devfix.analysis.values import Value
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
@@ -54,6 +55,7 @@ class FileResult:
     error: Optional[str] = None
     traceback: Optional[str] = None
     summary: Optional[ModuleSummary] = None  # what the file tells its importers (not shown)
+    linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
 
     @property
     def changed(self) -> bool:
@@ -68,7 +70,7 @@ class RuleCrash(Exception):
 
 
 def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<string>",
-                   project: ProjectFacts = ProjectFacts()) -> FileResult:
+                   project: ProjectFacts = ProjectFacts(), incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> FileResult:
     """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
 
     Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
@@ -81,7 +83,7 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
             # The user's invalid escapes and the like (seen by `ast` and by string evaluation
             # in the analysis) are not devfix's to print.
             warnings.simplefilter("ignore")
-            _process(source, config, fix, result, project)
+            _process(source, config, fix, result, project, incoming)
     except RuleCrash as crash:
         _fail(result, str(crash), crash.tb)
     except _Unparseable as error:
@@ -111,6 +113,13 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
         if result.summary is not None:
             project.summaries[result.path] = result.summary
         results[index] = result
+    # Functions called from files analysed after them: once more, with what their callers pass
+    # (`train(model, loader, device)` defined in engine.py, called from main.py).
+    incoming = join_incoming(call for result in results for call in result.linked_calls)
+    for index, read in enumerate(reads):
+        wanted = incoming.get(read.path)
+        if wanted and results[index] is not read and results[index].error is None:
+            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=wanted)
     return results
 
 
@@ -126,7 +135,8 @@ def _fail(result: FileResult, error: Optional[str], tb: Optional[str]) -> None:
     result.diagnostics = []
 
 
-def _process(source: bytes, config: Config, fix: bool, result: FileResult, project: ProjectFacts) -> None:
+def _process(source: bytes, config: Config, fix: bool, result: FileResult, project: ProjectFacts,
+             incoming: Optional[Dict[str, Dict[str, Value]]]) -> None:
     problem, python_error = _precheck(source)
     if problem:
         result.error = problem
@@ -140,7 +150,7 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult, proje
     if silenced.skip_file:
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    fixed_module = _run(module, rules, config, fix, result, project, silenced)
+    fixed_module = _run(module, rules, config, fix, result, project, silenced, incoming)
     if fix and fixed_module is not module:
         if module.bytes != source:
             # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
@@ -196,15 +206,17 @@ def _parser_message(error: BaseException) -> str:
 
 
 def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult,
-         project: ProjectFacts, silenced: suppressions.Suppressions) -> cst.Module:
+         project: ProjectFacts, silenced: suppressions.Suppressions, incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
     facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
                       allow_device_declarations=any(r.code == "DEV001" for r in rules),
                       assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
                       gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
-                      gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path))
+                      gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
+                      incoming=incoming, path=result.path)
     if project.index is not None and len(project.index.files) > 1:
         result.summary = facts.summary(result.path)
+        result.linked_calls = facts.program.linked_calls
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)

@@ -179,7 +179,7 @@ class Devices:
         if binding.kind == "param":
             function = self.tree.enclosing(binding.node, cst.FunctionDef)
             info = self.program.functions.get(id(function)) if function is not None else None
-            return info.args.get(binding.name) if info is not None else None
+            return self.program.arguments_of(info).get(binding.name) if info is not None else None
         return self.program.bound.get((id(binding.node), binding.name))
 
     # -- 2. a device variable in reach --------------------------------------------------------------
@@ -238,14 +238,15 @@ class Devices:
         parameter is a module at every call site, and which does not move it itself."""
         function = self.tree.enclosing(node, cst.FunctionDef)
         info = self.program.functions.get(id(function)) if function is not None else None
-        if info is None or info.world != "program" or not info.calls or not self.allow_declarations:
+        arguments = self.program.arguments_of(info) if info is not None else {}
+        if info is None or info.world != "program" or not arguments or not self.allow_declarations:
             return None
         scope = self.tree.data.scopes[id(info.node)]
         if "device" in scope.bindings:
             return None
         for param in info.parameters():
             name = param.name.value
-            value = info.args.get(name)
+            value = arguments.get(name)
             if value is None or value.kind is not Kind.MODULE or value.neutral or value.place is not Place.DEVICE:
                 continue
             if name in info.param_moves or self._rebound(scope, name):

@@ -27,16 +27,18 @@ from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
 from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree
-from devfix.analysis.values import Kind, Place
+from devfix.analysis.values import Kind, Place, Value
 
 
 class FileFacts:
     def __init__(self, module: cst.Module, *, device_style: str = "conditional", dataset_placement: str = "pinned",
                  allow_device_declarations: bool = True, assume_discarded_assigned: bool = True,
                  gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset(),
-                 linker: Optional[Linker] = None) -> None:
+                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "") -> None:
         self.module = module
         self.linker = linker
+        self.incoming = incoming
+        self.path = path
         self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
         self.gpu_choice_functions = gpu_choice_functions
         self.tree = Tree(module)
@@ -78,7 +80,7 @@ class FileFacts:
         return program, plan, loader_plans
 
     def _run(self, assume_unmoved: FrozenSet[int]) -> Program:
-        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker)
+        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker, self.incoming, self.path)
         program.run()
         return program
 

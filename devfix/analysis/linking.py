@@ -19,11 +19,11 @@ of its own file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Optional, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from devfix.analysis.values import UNKNOWN, Kind, Origin, Place, Value
+from devfix.analysis.values import UNKNOWN, Kind, Origin, Place, Value, join
 
 MADE_BY_CALLEE = ("construct", "factory", "host")  # origins the caller can fix at its call
 
@@ -60,6 +60,23 @@ class FunctionSummary:
     node: cst.FunctionDef
     params: Tuple[str, ...]
     returns: Optional[Value] = None
+    path: str = ""  # the file that defines it
+    keeps: FrozenSet[str] = frozenset()  # parameters it never moves (nor hands to other code)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+
+# What callers in other files pass to a file's functions: function name -> parameter -> the
+# arguments joined over every such call (None: some call's arguments cannot be matched).
+Incoming = Dict[str, Optional[Dict[str, Value]]]
+
+
+def informative(value: Value) -> bool:
+    """An argument worth evaluating a function of another file with: something devfix knows
+    the place of (a module, tensor, loader or device)."""
+    return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (Place.CPU, Place.DEVICE)
 
 
 Export = Union[ClassSummary, FunctionSummary, Value]
@@ -95,6 +112,8 @@ def exported(value: Optional[Value], *, returned: bool = False, collated: bool =
         element = exported(value.element, collated=True, depth=depth + 1) if value.element is not None else None
         place = element.place if element is not None else Place.UNKNOWN
         return Value(kind, place if kind is Kind.LOADER or element is not None else Place.UNKNOWN, element=element)
+    if kind is Kind.MODULE and value.neutral:
+        return Value(Kind.MODULE, Place.CPU, neutral=True)  # a loss or an activation: meets any device
     if kind in (Kind.TENSOR, Kind.MODULE):
         if value.place is Place.DEVICE and not any(o.kind in ("module", "param") for o in value.origins):
             return replace(_bare(value), place=Place.DEVICE)
@@ -128,3 +147,32 @@ def _struct(value: Value, collated: bool, depth: int) -> Value:
     if place is Place.NONE:
         place = value.place if value.place is Place.CPU and not parts else Place.UNKNOWN
     return Value(Kind.STRUCT, place, origins if place is not Place.UNKNOWN else frozenset(), items=items, keys=keys, element=element)
+
+
+def join_incoming(calls: Iterable[Tuple[FunctionSummary, Optional[Dict[str, Value]]]]) -> Dict[str, Dict[str, Dict[str, Value]]]:
+    """The arguments of every cross-file call joined per callee (path -> function ->
+    parameter), keeping the parameters every call agrees on something definite about; a
+    function with a call whose arguments cannot be matched gets nothing."""
+    joined: Dict[str, Dict[str, Optional[Dict[str, Value]]]] = {}
+    counts: Dict[Tuple[str, str], int] = {}
+    for summary, arguments in calls:
+        functions = joined.setdefault(summary.path, {})
+        key = (summary.path, summary.name)
+        counts[key] = counts.get(key, 0) + 1
+        if summary.name in functions and functions[summary.name] is None:
+            continue
+        if arguments is None:
+            functions[summary.name] = None
+            continue
+        previous = functions.get(summary.name)
+        if previous is None:
+            functions[summary.name] = dict(arguments)
+            continue
+        functions[summary.name] = {name: join(previous[name], value) for name, value in arguments.items() if name in previous}
+    found: Dict[str, Dict[str, Dict[str, Value]]] = {}
+    for path, functions in joined.items():
+        for name, arguments in functions.items():
+            kept = {p: v for p, v in (arguments or {}).items() if informative(v)}
+            if kept:
+                found.setdefault(path, {})[name] = kept
+    return found

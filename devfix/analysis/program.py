@@ -84,8 +84,12 @@ class OptimizerInfo:
 
 class Program(ClassFlow):
     def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False,
-                 linker: Optional[Linker] = None) -> None:
+                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "") -> None:
         self.data = data
+        self.path = path
+        # What callers in other project files pass to this file's top-level functions that no
+        # call of this file reaches (their parameters are otherwise unknown).
+        self.incoming = incoming or {}
         # The project's other files, as their summaries say (linking.py); None for a lone file.
         self.linker = linker
         self.linked_functions: Dict[int, FunctionSummary] = {}
@@ -130,6 +134,7 @@ class Program(ClassFlow):
         self.datasets: Dict[int, Tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
         self.call_sites: Dict[int, List[cst.Call]] = {}  # FunctionDef id -> the calls of it
         self.discarded_moves: List[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
+        self.linked_calls: List[Tuple[FunctionSummary, Optional[Dict[str, Value]]]] = []  # calls of other files' functions
         self.evaluated: Set[int] = set()
 
     # -- definitions -------------------------------------------------------------------------------
@@ -407,11 +412,17 @@ class Program(ClassFlow):
             return self.instantiate(frame, node, self.classes[id(ref)], args)
         if isinstance(ref, cst.FunctionDef) and id(ref) in self.functions:
             return self.call_function(frame, node, self.functions[id(ref)], args, bound=callee.bound)
-        calls._escape_all(frame, args)
         if isinstance(ref, cst.FunctionDef) and id(ref) in self.linked_functions:
             # a function of another project file: what it may do to its arguments is unknown
             # here; what it returns is what its summary says, made at this call
-            returns = self.linked_functions[id(ref)].returns
+            summary = self.linked_functions[id(ref)]
+            arguments = _arguments(summary.params, args)
+            self.linked_calls.append((summary, arguments))
+            for index, (arg, value) in enumerate(args):
+                name = arg.keyword.value if arg.keyword is not None else (summary.params[index] if index < len(summary.params) else None)
+                if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
+                    frame.escape(value)
+            returns = summary.returns
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
 
@@ -658,13 +669,27 @@ class Program(ClassFlow):
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
-        if info.calls and name in info.args:
-            return info.args[name]
+        known = self.arguments_of(info)
+        if name in known:
+            value = known[name]
+            if not info.calls and value.place is Place.DEVICE and not value.origins:
+                # from callers in other files: the evidence here is the parameter they fill
+                return replace(value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")}))
+            return value
         if not info.calls and api.LOADER_NAME.match(name):
             # spec: a parameter whose name says "data loader" is one (its batches are CPU tensors)
             element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
             return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
         return UNKNOWN
+
+    def arguments_of(self, info: FunctionInfo) -> Dict[str, Value]:
+        """What the function's callers pass, by parameter: this file's call sites, or, for a
+        top-level function no call of this file reaches, the callers in other files."""
+        if info.calls:
+            return info.args
+        if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
+            return self.incoming[info.name]
+        return {}
 
     def _self_value(self, info: FunctionInfo) -> Value:
         klass = info.klass
@@ -706,6 +731,20 @@ class Program(ClassFlow):
             parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)
 
+
+
+def _arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
+    """A call's arguments by parameter name, exported for the callee's file (None when a
+    `*args`/`**kwargs` makes them unmatchable)."""
+    found: Dict[str, Value] = {}
+    for index, (arg, value) in enumerate(args):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) else None)
+        if name is None:
+            return None
+        found[name] = exported(value)
+    return found
 
 
 def _signature(value: Optional[Value]) -> tuple:

@@ -35,10 +35,34 @@ def _export(program: Program, value: Value) -> Optional[Export]:
         return _class(program, program.classes[id(ref)])
     if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
         info = program.functions[id(ref)]
-        return FunctionSummary(ref, _params(info), _result(program, info))
+        return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info))
     if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
         return exported(value)
     return None
+
+
+MOVES = frozenset({"to", "cuda", "cpu", "type", "to_empty", "apply", "half", "float", "double"})
+
+
+def _keeps(program: Program, info: FunctionInfo) -> frozenset:
+    """Parameters the function surely leaves where they are: never the receiver of a move
+    (`model.to(...)`, `model.cuda()`), never handed to other code (`helper(model)`), never
+    rebound. A caller's module passed there keeps its place."""
+    params = set(_params(info))
+    start, end = program.data.order.get(id(info.node), -1), program.data.end_order.get(id(info.node), -1)
+
+    def inside(node: cst.CSTNode) -> bool:
+        return start < program.data.order.get(id(node), -2) <= end
+
+    for attribute in program.data.name_attributes:
+        if attribute.attr.value in MOVES and isinstance(attribute.value, cst.Name) and inside(attribute):
+            params.discard(attribute.value.value)
+    for call in program.data.calls:
+        if inside(call):
+            params -= {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+    scope = info.scope
+    params -= {name for name in params if len(scope.bindings.get(name, ())) > 1}
+    return frozenset(params)
 
 
 def _params(info: FunctionInfo) -> tuple:

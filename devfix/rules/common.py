@@ -122,4 +122,6 @@ def evidence_line(facts, evidence: Iterable[Origin]) -> str:
     line = facts.tree.position(origin.node)[0]
     if origin.note == "dataparallel":
         return f"the output of DataParallel on cuda:0 (line {line})"
+    if origin.kind == "param" and origin.name:
+        return f"'{origin.name}', on the device where other files of the project call this function (line {line})"
     return f"values on the device (line {line}: `{facts.code(origin.node, 40)}`)"
