@@ -165,9 +165,12 @@ class ProjectIndex:
             names = [module.decode("ascii", "replace")] if plain is None else [
                 n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
             for name in names:
-                path = self.resolve(importer, name or None, len(dots or b""))
-                if path is not None and path not in found:
-                    found.append(path)
+                parts = name.split(".") if name else [""]
+                # `import a.b.c` runs a/__init__.py and a/b/__init__.py first
+                for depth in range(1, len(parts) + 1):
+                    path = self.resolve(importer, ".".join(parts[:depth]) or None, len(dots or b""))
+                    if path is not None and path not in found and path != importer:
+                        found.append(path)
         return found
 
 
