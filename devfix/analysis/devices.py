@@ -222,7 +222,8 @@ class Devices:
 
     def _option_device(self, node: cst.CSTNode) -> Optional[str]:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""
-        devices = [dest for dest, value in self.program.options.items() if value.kind is Kind.DEVICE]
+        devices = [dest for dest, value in self.program.options.items()
+                   if value.kind is Kind.DEVICE and dest not in self.program.index_options]
         if not devices:
             return None
         for (binder_id, name), value in self.program.bound.items():

@@ -103,6 +103,7 @@ class Program(ClassFlow):
         self.functions: Dict[int, FunctionInfo] = {}
         self.classes: Dict[int, ClassInfo] = {}
         self.options: Dict[str, Value] = {}
+        self.index_options: Set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
         self.module_env: Dict[str, Value] = {}
         self.module_heap: Dict[int, Slot] = {}
         self.heap_writes: Dict[int, List[Slot]] = {}  # in-place moves of each module, anywhere
@@ -160,6 +161,8 @@ class Program(ClassFlow):
             long = next((f for f in flags if f.startswith("--")), flags[0])
             dest = dest or long.lstrip("-").replace("-", "_")
             self.options[dest] = _option_value(dest, call)
+            if _integer_option(call):
+                self.index_options.add(dest)
 
     # -- names ---------------------------------------------------------------------------------------
     def global_value(self, name: str, scope: Scope) -> Value:
@@ -791,6 +794,20 @@ def _cpu_batch(element: Value) -> Value:
     if element.kind is Kind.HOST:
         return Value(Kind.TENSOR, Place.CPU)  # numbers and arrays are collated into CPU tensors
     return element
+
+
+def _integer_option(call: cst.Call) -> bool:
+    """`add_argument(..., type=int)` or an integer default: a GPU index (`-1` for the CPU), which
+    is not a device where one is needed (`map_location=-1` fails)."""
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "type" and isinstance(arg.value, cst.Name) and arg.value.value == "int":
+            return True
+        value = arg.value.expression if isinstance(arg.value, cst.UnaryOperation) else arg.value
+        if arg.keyword.value == "default" and isinstance(value, cst.Integer):
+            return True
+    return False
 
 
 def _option_value(dest: str, call: cst.Call) -> Value:
