@@ -220,16 +220,16 @@ def test_write_keeps_permission_bits_and_leaves_no_temporary_file(project):
 
 def test_file_changed_between_read_and_write_is_not_overwritten(project, monkeypatch):
     path = write(project, "train.py", BUGGY)
-    import devfix.cli
+    import devfix.engine
 
-    real = devfix.cli.process_source
+    real = devfix.engine.process_source
 
     def edit_meanwhile(*args, **kwargs):
         result = real(*args, **kwargs)
         path.write_text(BUGGY + "# edited by someone else\n")
         return result
 
-    monkeypatch.setattr(devfix.cli, "process_source", edit_meanwhile)
+    monkeypatch.setattr(devfix.engine, "process_source", edit_meanwhile)
     result = run("apply", "train.py")
     assert result.exit_code == 2
     assert error_lines(result) == ["train.py: error: file changed on disk while devfix was working on it; not overwritten"]
