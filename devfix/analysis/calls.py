@@ -60,6 +60,16 @@ def _escape_all(frame: "Frame", args: Args) -> None:
         frame.escape(value)
 
 
+def parameter_name(arg: cst.Arg, index: int, params, *, star_unnamed: bool = False) -> Optional[str]:
+    """The parameter an argument fills: its keyword, or the parameter at its position
+    (`star_unnamed`: a `*args` in that position fills none)."""
+    if arg.keyword is not None:
+        return arg.keyword.value
+    if index < len(params) and not (star_unnamed and arg.star):
+        return params[index]
+    return None
+
+
 # -- calls -----------------------------------------------------------------------------------------------
 def call(frame: "Frame", node: cst.Call) -> Value:
     func = node.func

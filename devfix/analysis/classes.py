@@ -146,7 +146,7 @@ class ClassFlow:
         feeds to the weights meets them; it returns what its summary says."""
         inputs = []
         for index, (arg, value) in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else (method.params[index] if index < len(method.params) and not arg.star else None)
+            name = calls.parameter_name(arg, index, method.params, star_unnamed=True)
             if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
                 inputs.append((arg.value, value))
             elif value.kind is Kind.MODULE:
@@ -301,7 +301,7 @@ class ClassFlow:
         linked = cls.linked_method("forward")
         if linked is not None:
             return {id(arg.value) for index, (arg, _) in enumerate(args)
-                    if (arg.keyword.value if arg.keyword is not None else (linked.params[index] if index < len(linked.params) and not arg.star else None)) in linked.keeps}
+                    if calls.parameter_name(arg, index, linked.params, star_unnamed=True) in linked.keeps}
         forward = cls.method("forward")
         if forward is None:
             return set()
@@ -309,7 +309,7 @@ class ClassFlow:
         params = [p.name.value for p in info.parameters()][1:]
         found = set()
         for index, (arg, value) in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) and not arg.star else None)
+            name = calls.parameter_name(arg, index, params, star_unnamed=True)
             if name is None:
                 continue
             if name in info.moves_params or name in info.host_params:

@@ -422,7 +422,7 @@ class Program(ClassFlow):
             arguments = _arguments(summary.params, args)
             self.linked_calls.append((summary, arguments))
             for index, (arg, value) in enumerate(args):
-                name = arg.keyword.value if arg.keyword is not None else (summary.params[index] if index < len(summary.params) else None)
+                name = calls.parameter_name(arg, index, summary.params)
                 if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
                     frame.escape(value)
             returns = summary.returns
@@ -438,13 +438,13 @@ class Program(ClassFlow):
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):
-                name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+                name = calls.parameter_name(arg, index, names)
                 if name is None or name not in names:
                     continue
                 info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
             info.pending_calls += 1
         for index, (arg, value) in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            name = calls.parameter_name(arg, index, names)
             if value.kind is Kind.MODULE and name in info.param_moves:
                 frame.set_place(value.obj, *info.param_moves[name])
             elif star or name is None:
@@ -479,7 +479,7 @@ class Program(ClassFlow):
     def _meet_method_inputs(self, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: List[str]) -> None:
         inputs = []
         for index, (arg, value) in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            name = calls.parameter_name(arg, index, names)
             if name in info.module_inputs and value.kind is Kind.TENSOR and not value.scalar:
                 inputs.append((arg.value, value))
         if inputs:
@@ -743,7 +743,7 @@ def _arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]
     for index, (arg, value) in enumerate(args):
         if arg.star:
             return None
-        name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) else None)
+        name = calls.parameter_name(arg, index, params)
         if name is None:
             return None
         found[name] = exported(value)
