@@ -1,6 +1,6 @@
 """devfix on real repositories, against findings reviewed by hand.
 
-    python eval/evaluate.py --repos DIR [--set dev|heldout|heldout2|all] [--unlabelled FILE]
+    python eval/evaluate.py --repos DIR [--set dev|heldout|heldout2|heldout3|all] [--only NAME] [--unlabelled FILE]
 
 DIR holds one checkout per repository of eval/repos.toml, named like its `name` (see
 eval/checkout.sh). For each repository this runs devfix as `check` and as `apply --diff`
@@ -112,11 +112,12 @@ def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]]) -> Dic
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True, help="folder with one checkout per repository")
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "all"), default="all")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "all"), default="all")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="evaluate only this repository (repeatable)")
     parser.add_argument("--unlabelled", type=Path, help="write the findings nobody labelled yet here (TSV)")
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
-    chosen = [r for r in repositories if options.set in ("all", r["set"])]
+    chosen = [r for r in repositories if options.set in ("all", r["set"]) and (not options.only or r["name"] in options.only)]
     unlabelled: List[List[str]] = []
     totals: Counter = Counter()
     header = f"{'repository':48} {'set':7} {'files':>5} {'found':>5} {'real':>4} {'fp':>4} {'break':>5} {'unlab':>5} {'prec':>6}  check=diff"

@@ -21,7 +21,7 @@ from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import ClassSummary, MethodSummary, exported
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -375,7 +375,8 @@ class ClassFlow:
             return
         if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:
             if value.obj is not None and owner.obj is not None:
-                self.children.setdefault(owner.obj, []).append(value.obj)
+                for member in members(owner.obj):
+                    self.children.setdefault(member, []).extend(members(value.obj))
             self.meet(target, "submodule", [(target, value)], module=owner)
 
     def call_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:

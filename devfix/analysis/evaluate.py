@@ -23,7 +23,7 @@ import libcst as cst
 from devfix.analysis import calls, operations
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.scopes import Scope
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Slot, Value, condition, constant, join, join_slots
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Place, Slot, Value, condition, constant, join, join_slots, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.program import ClassInfo, FunctionInfo, Program
@@ -70,12 +70,12 @@ class Frame:
                 heap[obj] = join_slots(heap.get(obj), other_heap.get(obj)) if obj in heap and obj in other_heap else (Place.UNKNOWN, frozenset())
         self.env, self.heap = env, heap
 
-    def set_place(self, obj: Optional[int], place: Place, origins=frozenset()) -> None:
+    def set_place(self, obj: Optional[Obj], place: Place, origins=frozenset()) -> None:
         """Move a module (and the modules it holds) in place; `origins`: the move's evidence."""
         if obj is None:
             return
         seen = set()
-        stack = [obj]
+        stack = list(members(obj))
         while stack:
             current = stack.pop()
             if current in seen:
@@ -88,11 +88,22 @@ class Frame:
 
     def place_of(self, value: Value) -> Value:
         """A module value with its current place from the heap."""
-        if value.kind is Kind.MODULE and value.obj is not None and value.obj in self.heap:
-            place, origins = self.heap[value.obj]
-            if place is not value.place or origins != value.origins:
-                return replace(value, place=place, origins=origins)
+        if value.kind is Kind.MODULE and value.obj is not None:
+            slot = self.slot_of(value.obj, (value.place, value.origins))
+            if slot is not None and (slot[0] is not value.place or slot[1] != value.origins):
+                return replace(value, place=slot[0], origins=slot[1])
         return value
+
+    def slot_of(self, obj: Obj, default: Optional[Slot] = None) -> Optional[Slot]:
+        """Where the module(s) of a heap identity live: None when the heap has none of them."""
+        slots = [self.heap.get(member) for member in members(obj)]
+        if all(slot is None for slot in slots):
+            return None
+        joined: Optional[Slot] = None
+        for slot in slots:
+            slot = slot if slot is not None else default
+            joined = join_slots(joined, slot) if joined is not None else slot
+        return joined
 
     def escape(self, value: Value) -> None:
         """`value` was handed to code the analysis cannot see: a module may be moved there."""

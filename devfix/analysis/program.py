@@ -30,7 +30,7 @@ from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Linker, MethodSummary, exported
 from devfix.analysis.scopes import Scope, dotted_name
 from devfix.analysis.tree import first_name_error
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots, members
 
 MAX_PASSES = 4
 Args = List[Tuple[cst.Arg, Value]]
@@ -340,7 +340,7 @@ class Program(ClassFlow):
             if place is Place.NONE:
                 place = Place.CPU
             neutral = bool(children) and all(c.neutral for c in children)
-            objs = tuple(c.obj for c in children if c.obj is not None)
+            objs = tuple(member for c in children if c.obj is not None for member in members(c.obj))
             value = self.construct(frame, node, neutral=neutral, place=place, children=objs)
             return value if place is Place.CPU else replace(value, origins=frozenset().union(*(c.origins for c in children)) if place is not Place.UNKNOWN else frozenset())
         if api.is_loss_class(layer):
@@ -635,7 +635,8 @@ class Program(ClassFlow):
             name = param.name.value
             env[name] = self._parameter_value(info, param)
             if env[name].kind is Kind.MODULE and env[name].obj is not None:
-                heap[env[name].obj] = (env[name].place, env[name].origins)
+                for member in members(env[name].obj):
+                    heap[member] = (env[name].place, env[name].origins)
         for extra in (info.node.params.star_arg, info.node.params.star_kwarg):
             if isinstance(extra, cst.Param):
                 env[extra.name.value] = UNKNOWN
@@ -704,9 +705,9 @@ class Program(ClassFlow):
     def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: Dict[str, Value]) -> None:
         info.param_moves = {}
         for name, value in before.items():
-            if value.kind is Kind.MODULE and value.obj is not None and value.obj in frame.heap:
-                if frame.heap[value.obj][0] is not value.place:
-                    info.param_moves[name] = frame.heap[value.obj]
+            slot = frame.slot_of(value.obj) if value.kind is Kind.MODULE and value.obj is not None else None
+            if slot is not None and slot[0] is not value.place:
+                info.param_moves[name] = slot
 
     def _settle(self) -> tuple:
         """Move this pass's call sites and attribute writes into what the next pass reads;

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import FrozenSet, Optional, Tuple
+from typing import FrozenSet, Optional, Tuple, Union
 
 import libcst as cst
+
+
+# A module's identity in the heap: the id of the node that built it, or, for a value that two
+# paths built differently, the set of those ids (see `members`).
+Obj = Union[int, FrozenSet[int]]
 
 
 class Place(enum.IntEnum):
@@ -85,7 +90,7 @@ class Value:
     items: Optional[Tuple["Value", ...]] = None  # STRUCT: positional items, when known
     keys: Optional[Tuple[Tuple[str, "Value"], ...]] = None  # STRUCT: dict items by string key
     element: Optional["Value"] = None  # STRUCT/LOADER: the value of any item (iteration, batch[i])
-    obj: Optional[int] = None  # MODULE: heap identity (the place lives in the heap)
+    obj: Optional[Obj] = None  # MODULE: heap identity (the place lives in the heap); see `members`
     scalar: bool = False  # a 0-dim tensor built from a Python number: meets any device
     grad: bool = False  # surely requires grad (a model's output, outside no_grad)
     neutral: bool = False  # MODULE without tensors of its own (ReLU, a loss without weights)
@@ -140,6 +145,20 @@ def constant(truth: Optional[bool]) -> Value:
 Slot = Tuple[Place, FrozenSet[Origin]]
 
 
+def members(obj: Obj) -> Tuple[int, ...]:
+    """The modules a heap identity stands for: one, or each of the modules that two paths
+    built (`if a: self.G = G1() elif b: self.G = G2()`), all moved by one `.to()` after them."""
+    return tuple(sorted(obj)) if isinstance(obj, frozenset) else (obj,)
+
+
+def _union(a: Optional[Obj], b: Optional[Obj]) -> Optional[Obj]:
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    return frozenset(members(a)) | frozenset(members(b))
+
+
 def join_slots(a: Optional[Slot], b: Optional[Slot]) -> Slot:
     if a is None:
         return b if b is not None else (Place.UNKNOWN, frozenset())
@@ -177,7 +196,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
         origins,
         items=items,
         element=element,
-        obj=a.obj if a.obj == b.obj else None,
+        obj=_union(a.obj, b.obj) if a.kind is Kind.MODULE else a.obj if a.obj == b.obj else None,
         scalar=a.scalar and b.scalar,
         grad=a.grad and b.grad,
         neutral=a.neutral and b.neutral,
