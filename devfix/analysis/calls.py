@@ -16,7 +16,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.operations import attribute, iterate, string_of, struct
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, derived, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, condition, derived, join, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -298,6 +298,8 @@ def _functional(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
             frame.program.meet(lengths[0].value, "host", [(lengths[0].value, lengths[1])], detail="pack_padded_sequence lengths")
         data = positional[0][1] if positional else UNKNOWN
         return replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
+    if name == "ctc_loss":
+        args = _log_probs_only(args)
     tensors = _tensors(frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "target", "weight", "other")])
     if name in ("embedding", "one_hot"):
         if len(tensors) >= 2 and name == "embedding":
@@ -375,6 +377,8 @@ def _builtin(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
         return struct()
     if name == "next" and values:
         return iterate(frame, values[0], node)  # `x, y = next(it)` over `it = iter(loader)`: a batch
+    if name == "isinstance" and len(values) == 2 and _cuda_type_in(values[1]):
+        return condition(None, False, "relative")  # `isinstance(x, torch.cuda.FloatTensor)`: never true without CUDA
     if name in ("len", "int", "float", "str", "bool", "print", "isinstance", "hasattr", "repr", "format", "range", "round", "abs"):
         return HOST
     if name in ("sum", "max", "min") and values and values[0].kind is Kind.STRUCT:
@@ -541,6 +545,8 @@ def _struct_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
 def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Value:
     """`model(x)`: the tensors given to a module meet its weights; the output lives with it."""
     program = frame.program
+    if module.obj is not None and any(member in program.ctc_losses for member in members(module.obj)):
+        args = _log_probs_only(args)
     tensors = _call_tensors(frame, args)
     if module.dp:
         if module.place is Place.CPU:
@@ -560,6 +566,22 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
     if module.place is Place.UNKNOWN:
         return Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
     return Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
+
+
+def _cuda_type_in(value: Value) -> bool:
+    """`torch.cuda.FloatTensor`, or a tuple holding one."""
+    if value.kind is Kind.DEVICE:
+        return value.tensor_type and value.place is Place.DEVICE
+    return any(_cuda_type_in(item) for item in value.items or ())
+
+
+def _log_probs_only(args: Args) -> Args:
+    """The arguments of a CTC loss that must be on the device: its log-probabilities. Its
+    targets and lengths may stay on the CPU (cuDNN's CTC even requires CPU lengths)."""
+    positional = _positional(args)
+    keyword = _keyword(args, "log_probs") or _keyword(args, "input")
+    chosen = keyword or (positional[0] if positional else None)
+    return [chosen] if chosen is not None else []
 
 
 def _call_tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:

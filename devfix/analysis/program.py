@@ -130,6 +130,7 @@ class Program(ClassFlow):
         self.gpu_only_calls: List[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
         self.constructed: Dict[int, Value] = {}
+        self.ctc_losses: Set[int] = set()  # CTC losses built here: their lengths stay on the CPU
         self.module_moves: List[Tuple[cst.Call, Value, Place]] = []
         self.tensor_moves: List[Tuple[cst.Call, Value, Place]] = []  # `x.to(d)` on tensors: the call, the receiver, where to
         self.datasets: Dict[int, Tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
@@ -348,6 +349,8 @@ class Program(ClassFlow):
             if weight is None and layer in api.LOSSES_WITH_POSITIONAL_WEIGHT:
                 positional = calls._positional(args)
                 weight = positional[0] if positional else None
+            if layer == "CTCLoss":
+                self.ctc_losses.add(id(node))
             if weight is None or weight[1].kind is not Kind.TENSOR:
                 return self.construct(frame, node, neutral=True)
             place = weight[1].place
@@ -644,7 +647,7 @@ class Program(ClassFlow):
             env[info.self_name] = self._self_value(info)
         frame = Frame(self, info.node, info.scope, function=info, world=info.world, env=env, heap=heap)
         before = {name: env[name] for name in env}
-        self.constructing = info.world == "module" and self._construction_time(info)
+        self.constructing = info.world == "module" and self.construction_time(info)
         try:
             frame.block(info.node.body)
         finally:
@@ -653,7 +656,7 @@ class Program(ClassFlow):
         self._record_param_moves(info, frame, before)
         self.evaluated.add(id(info.node))
 
-    def _construction_time(self, info: FunctionInfo) -> bool:
+    def construction_time(self, info: FunctionInfo) -> bool:
         """A module's `__init__`, or a method only ever called from `__init__` methods (CCT's
         `sequence_length` runs a dummy forward while building): it runs before any `.to()`."""
         if info.name == "__init__":

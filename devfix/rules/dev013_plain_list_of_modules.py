@@ -56,12 +56,33 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
             if klass.kind != "module" or klass.framework:
                 continue
             init = klass.methods.get("__init__")
+            if init is not None and self._registers_by_hand(ctx, init):
+                continue
             for name, writes in klass.writes.items():
+                if any(value.kind is Kind.MODULE for _, value in writes):
+                    continue  # `self.blocks = nn.Sequential(*self.blocks)`: the list was a step
                 for target, _ in writes:
                     if init is not None and ctx.facts.tree.is_inside(target, init):
                         finding = self._check_write(ctx, klass, name, target, len(writes))
                         if finding is not None:
                             yield finding
+
+    def _registers_by_hand(self, ctx: RuleContext, init: cst.FunctionDef) -> bool:
+        """`__init__` registers layers itself (`self.add_module(f"head_{i}", head)` over the
+        list, `setattr(self, name, layer)`): the list's layers may all be registered."""
+        tree = ctx.facts.tree
+        self_name = init.params.params[0].name.value if init.params.params else None
+        for call in tree.data.calls:
+            if not tree.is_inside(call, init):
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module") \
+                    and isinstance(func.value, cst.Name) and func.value.value == self_name:
+                return True
+            if isinstance(func, cst.Name) and func.value == "setattr" and call.args \
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == self_name:
+                return True
+        return False
 
     def _check_write(self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int) -> Optional[Finding]:
         tree = ctx.facts.tree
@@ -69,7 +90,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             return None
         kind = self._container_kind(ctx, klass, attr, assign.value)
-        if kind is None:
+        if kind is None or not self._used_after_construction(ctx, klass, attr):
             return None
         wrapper = "ModuleList" if kind == "list" else "ModuleDict"
         self_name = tree.code(target.value)  # type: ignore[attr-defined]
@@ -125,6 +146,18 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                 if not isinstance(parent, cst.AssignTarget):
                     found.append(node)
         return found
+
+    def _used_after_construction(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> bool:
+        """The container is read by a method that runs after `__init__` (forward...). A lookup
+        table read only while building (`self.backbone = self.resnet_dict[name]`) hands its
+        chosen layer to a registered attribute; the others are never used."""
+        program = ctx.facts.program
+        for read in self._reads(ctx, klass, attr):
+            method = ctx.facts.tree.enclosing(read, cst.FunctionDef)
+            info = program.functions.get(id(method)) if method is not None else None
+            if info is None or not program.construction_time(info):
+                return True
+        return False
 
     def _appended_modules(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> bool:
         """`self.layers = []` followed, in `__init__`, only by `self.layers.append(nn.X(...))`."""
