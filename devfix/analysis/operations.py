@@ -260,7 +260,17 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
         return condition(truth, on_cpu, this.flag)
     if left.flag in ("choice", "available") and isinstance(operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)):
         return condition(True, False, left.flag)  # `args.gpu is not None`: the user asked for a GPU
+    if _names_device_type(node.left) and right.kind is Kind.HOST and right.text in ("cuda", "cpu") and right.flag is None:
+        # `device.type == "cuda"` of a device devfix cannot follow: whatever it is, the body
+        # only runs where the program was given a CUDA device, which a CPU-only machine lacks
+        if equal and right.text == "cuda" or unequal and right.text == "cpu":
+            return condition(None, False, "relative")
     return HOST
+
+
+def _names_device_type(node: cst.BaseExpression) -> bool:
+    """`<x>.type` or `<x>.device.type`: the kind of a device, spelled as devices spell it."""
+    return isinstance(node, cst.Attribute) and node.attr.value == "type"
 
 
 def _named_place(value: Value) -> Optional[Place]:
