@@ -15,7 +15,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from devfix.analysis.program import Program
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, reads_unbound_name
 
 
 def cpu_truth(program: Program, test: cst.BaseExpression) -> Optional[bool]:
@@ -111,11 +111,19 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
     else:
         sites = program.call_sites.get(key, [])
         if sites:
-            result = any(runs_without_gpu(tree, program, site, memo) for site in sites)
+            result = any(runs_without_gpu(tree, program, site, memo) for site in sites if not _never_called(tree, site))
         else:
             result = runs_without_gpu(tree, program, function, memo)
     memo[key] = result
     return result
+
+
+def _never_called(tree: Tree, site: cst.CSTNode) -> bool:
+    """`train(train_loader, ...)` where `train_loader` is bound nowhere: evaluating the
+    arguments raises NameError, so the call never happens."""
+    if not isinstance(site, cst.Call):
+        return False
+    return reads_unbound_name([arg.value for arg in site.args], tree.scope_of(site), tree.data)
 
 
 def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:

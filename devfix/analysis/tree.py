@@ -88,6 +88,24 @@ def first_name_error(module: cst.Module, data: Collected) -> Optional[cst.BaseSt
     return None
 
 
+def reads_unbound_name(expressions, scope, data: Collected) -> bool:
+    """Evaluating `expressions` in `scope` reads a name that nothing in the file binds, in that
+    scope or any enclosing one (a variable whose definition was commented out): NameError on
+    every machine. False when unsure (a star import or `global` could bind anything)."""
+    if data.star_imports:
+        return False
+    visitor = _Loads()
+    for expression in expressions:
+        expression.visit(visitor)
+    for name in visitor.names:
+        text = name.value
+        if text in MODULE_GLOBALS or hasattr(builtins, text) or text in data.globals:
+            continue
+        if scope.lookup(text) is None:
+            return True
+    return False
+
+
 def _unbound(name: str, order: int, bindings, data: Collected) -> bool:
     if name in MODULE_GLOBALS or hasattr(builtins, name) or name in data.globals:
         return False

@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from devfix.analysis.reach import runs_without_gpu
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, keyword
@@ -68,6 +69,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         facts = ctx.facts
         if _saved_here_before(facts, call) or _in_a_test(facts, call):
             return None  # written by this very run on this machine: it loads wherever it was saved
+        if not runs_without_gpu(facts.tree, facts.program, call):
+            return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         code = facts.devices.in_reach(call)
@@ -92,14 +95,30 @@ def _in_a_test(facts, call: cst.Call) -> bool:
 def _saved_here_before(facts, call: cst.Call) -> bool:
     """`torch.save(obj, "model.pth")` earlier in the same scope, to the same path expression."""
     tree = facts.tree
-    path = tree.code(call.args[0].value)
+    path = _path_shape(tree, call.args[0].value)
     scope = tree.function_scope_of(call)
     for save, _ in facts.program.saves:
         if len(save.args) < 2 or tree.order(save) > tree.order(call) or tree.function_scope_of(save) is not scope:
             continue
-        if tree.code(save.args[1].value) == path:
+        if _path_shape(tree, save.args[1].value) == path:
             return True
     return False
+
+
+class _Blanks(cst.CSTTransformer):
+    """Replaces the plain names a path is built from (`epoch`, `best_epoch`) with `_`."""
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(value=cst.Name("_")) if isinstance(updated.value, cst.Name) else updated
+
+    def leave_FormattedStringExpression(self, original, updated):
+        return updated.with_changes(expression=cst.Name("_")) if isinstance(updated.expression, cst.Name) else updated
+
+
+def _path_shape(tree, node: cst.BaseExpression) -> str:
+    """A checkpoint path with the names it is formatted from blanked: `'{}.pkl'.format(epoch)`
+    saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files."""
+    return tree.code(node.visit(_Blanks()))
 
 
 def _target_name(facts, call: cst.Call) -> Optional[str]:
