@@ -70,6 +70,7 @@ def common_options(function):
         click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", help="Report format."),
         click.option("-q", "--quiet", is_flag=True, help="Print only errors and the diff."),
         click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
+        click.option("--show-undecided", is_flag=True, help="List the places where devfix could not tell which device a value is on (left alone)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -233,8 +234,26 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
             continue
         for line in text_lines(result, dry_run=diff_mode):
             click.echo(line, err=out_err)
+        if options["show_undecided"]:
+            for line, column, code in result.undecided:
+                click.echo(f"{result.path}:{line}:{column}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone", err=out_err)
     if not options["quiet"]:
         click.echo(_summary(results, diff_mode, check_mode), err=out_err)
+        undecided = _undecided_line(results, options["show_undecided"])
+        if undecided:
+            click.echo(undecided, err=out_err)
+
+
+def _undecided_line(results: List[FileResult], shown: bool) -> str:
+    """What the run did not cover: meetings of values devfix could not place, which it never
+    edits (a helper, a framework or a branch placed one side). Empty when there are none."""
+    count = sum(len(r.undecided) for r in results if not r.error)
+    if not count:
+        return ""
+    files = sum(1 for r in results if r.undecided and not r.error)
+    where = f"{count} place{'s' * (count != 1)} in {files} file{'s' * (files != 1)}"
+    more = "" if shown else " (`--show-undecided` lists them)"
+    return f"Not covered: at {where} a value meets one whose device devfix cannot tell; left alone{more}."
 
 
 def _summary(results: List[FileResult], diff_mode: bool, check_mode: bool = False) -> str:

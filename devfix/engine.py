@@ -56,6 +56,7 @@ class FileResult:
     traceback: Optional[str] = None
     summary: Optional[ModuleSummary] = None  # what the file tells its importers (not shown)
     linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
+    undecided: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, code): places it could not judge
 
     @property
     def changed(self) -> bool:
@@ -240,6 +241,9 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
         line, column = facts.position(finding.node)
         result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint))
     result.diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
+    reported = {(d.line, d.column) for d in result.diagnostics}
+    result.undecided = [(*facts.position(node), facts.code(node, 60)) for node in facts.undecided()
+                        if facts.position(node) not in reported]
     return new_module if fix and fixed else module
 
 

@@ -267,3 +267,32 @@ def test_inline_suppression_through_the_cli(runner, tmp_path, monkeypatch):
     result = runner.invoke(main, ["check", "bench.py"])
     assert result.exit_code == 0, result.output
     assert "DEV002" not in result.output
+
+
+HELPER_MOVED = textwrap.dedent(
+    """\
+    import torch
+    import torch.nn as nn
+    from helpers import tensor_type
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(4, 2).to(device)
+    out = net(torch.ones(1, 4).type(tensor_type()))
+    """
+)
+
+
+def test_what_was_not_covered_is_said_in_one_line_and_listed_on_request(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(HELPER_MOVED)  # a tensor type from a helper devfix cannot see
+    result = runner.invoke(main, ["check", "train.py"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        "Not covered: at 1 place in 1 file a value meets one whose device devfix cannot tell; "
+        "left alone (`--show-undecided` lists them).")
+    listed = runner.invoke(main, ["check", "--show-undecided", "train.py"]).output.splitlines()
+    assert listed[0] == ("train.py:7:7: undecided: `net(torch.ones(1, 4).type(tensor_type()))` meets a value whose device "
+                         "devfix cannot tell; left alone")
+    assert "Not covered" not in runner.invoke(main, ["check", "-q", "train.py"]).output
+    (tmp_path / "train.py").write_text(CLEAN)
+    assert "Not covered" not in runner.invoke(main, ["check", "train.py"]).output

@@ -85,18 +85,24 @@ def test_project_fix_is_idempotent(project):
 
 def _verify(script_runner, script: Path):
     code, output = script_runner.run(["-m", "devfix.verify", "--json", "--cpu-only-load", script], cwd=script.parent)
-    verdict = next((json.loads(line).get("verdict") for line in reversed(output.strip().splitlines()) if line.startswith("{")), None)
-    return code, verdict, output
+    report = next((json.loads(line) for line in reversed(output.strip().splitlines()) if line.startswith("{")), {})
+    return code, report.get("verdict"), output, report.get("rule")
 
 
 @pytest.mark.parametrize("project", CASES, indirect=True)
 def test_project_entry_passes_verify_after_the_fix_and_fails_before(project, script_runner):
     entries = _entries(project)
     assert entries, "mark the entry script(s) with `# devfix: entry` on the first line"
+    results = _run(project)
     if not project.name.startswith("ok_"):
-        failing = [e.name for e in entries if _verify(script_runner, e)[0] != 0]
+        before = {e.name: _verify(script_runner, e) for e in entries}
+        failing = {name: report for name, report in before.items() if report[0] != 0}
         assert failing, "the input project runs cleanly on the simulated GPU: not a bug"
-    _write(project, _run(project))
+        reported = {d.code for r in results for d in r.diagnostics}
+        for name, (_, verdict, output, rule) in failing.items():
+            # verify's hint names the rule that fixes what it met, and devfix reported that rule
+            assert verdict == "device-error" and rule in reported, (name, rule, sorted(reported), output[-2000:])
+    _write(project, results)
     for entry in entries:
-        code, verdict, output = _verify(script_runner, entry)
+        code, verdict, output, _ = _verify(script_runner, entry)
         assert code == 0 and verdict == "ok", output[-3000:]

@@ -16,7 +16,7 @@ rule), `facts.devices` (the device expression for a fix) and `facts.loader_plans
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -123,6 +123,27 @@ class FileFacts:
             return True
         return any(v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
                    for v in program.bound.values())
+
+    def undecided(self) -> List[cst.CSTNode]:
+        """Where a value of unknown place meets one devfix knows (a model on the device and a
+        batch a helper returned; a CPU tensor and a model a framework placed): the meetings it
+        cannot judge, so edits none, in the program's own code of a file that places things.
+        What the user should look at after a run."""
+        if not self.uses_device:
+            return []
+        program = self.program
+        found = []
+        for meeting in program.meetings.values():
+            if meeting.kind not in ("call", "op", "index"):
+                continue
+            function = self.tree.enclosing(meeting.node, cst.FunctionDef)
+            info = program.functions.get(id(function)) if function is not None else None
+            if info is not None and info.world != "program":
+                continue  # a module's own methods run wherever its callers put it
+            places = meeting.places()
+            if Place.UNKNOWN in places and (Place.CPU in places or Place.DEVICE in places):
+                found.append(meeting.node)
+        return sorted(found, key=self.tree.order)
 
     def summary(self, path: str) -> ModuleSummary:
         """What this file tells the project files that import it (linking.py)."""
