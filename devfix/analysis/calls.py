@@ -568,6 +568,16 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
     return Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
 
 
+def names_a_gpu(node: cst.BaseExpression) -> bool:
+    """A literal that names a CUDA device wherever it is passed as one: `0`, `"cuda"`, `"cuda:1"`."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return isinstance(text, str) and text.split(":")[0].strip().lower() == "cuda"
+    return False
+
+
 def _cuda_type_in(value: Value) -> bool:
     """`torch.cuda.FloatTensor`, or a tuple holding one."""
     if value.kind is Kind.DEVICE:

@@ -139,12 +139,15 @@ class ClassFlow:
             if element is None:
                 return Value(Kind.DATASET, Place.CPU, obj=id(node))
             return Value(Kind.DATASET, element.place, obj=id(node), element=element)
-        return UNKNOWN  # another file's class: its methods are not followed here
+        # another file's class (or one whose base devfix cannot see): nothing is known of the
+        # instance, but its methods' summaries still say which arguments are devices
+        return Value(Kind.OTHER, Place.UNKNOWN, cls=cls.node)
 
     def call_linked_method(self, frame: Frame, node: cst.Call, method: MethodSummary, module: Value, args: Args) -> Value:
         """`model.sample(n, device)` of a module class of another project file: what the method
         feeds to the weights meets them; it returns what its summary says."""
         inputs = []
+        self.note_gpu_argument(node, args, method.params, method.device_params)
         for index, (arg, value) in enumerate(args):
             name = calls.parameter_name(arg, index, method.params, star_unnamed=True)
             if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
@@ -383,6 +386,9 @@ class ClassFlow:
         cls = self.classes.get(id(receiver.cls)) if receiver.cls is not None else None
         method = cls.method(name) if cls is not None else None
         if method is None:
+            linked = cls.linked_method(name) if cls is not None else None
+            if linked is not None:
+                self.note_gpu_argument(node, args, linked.params, linked.device_params)
             calls._escape_all(frame, args)
             return UNKNOWN
         return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)

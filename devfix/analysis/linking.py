@@ -35,6 +35,7 @@ class MethodSummary:
     keeps: FrozenSet[str] = frozenset()  # parameters it moves itself or keeps on the host
     returns: Optional[Value] = None
     relative: bool = False  # returns something on the module's own device
+    device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to (`z.to(current_device)`)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class FunctionSummary:
     returns: Optional[Value] = None
     path: str = ""  # the file that defines it
     keeps: FrozenSet[str] = frozenset()  # parameters it never moves (nor hands to other code)
+    device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to
 
     @property
     def name(self) -> str:

@@ -18,7 +18,7 @@ Everything rules read is recorded here: `values` (each expression), `bound` (eac
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -127,6 +127,7 @@ class Program(ClassFlow):
         self.optimizers: List[OptimizerInfo] = []
         self.loads: List[Tuple[cst.Call, Args]] = []
         self.saves: List[Tuple[cst.Call, Value]] = []
+        self._device_params: Dict[int, FrozenSet[str]] = {}
         self.gpu_only_calls: List[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
         self.constructed: Dict[int, Value] = {}
@@ -422,6 +423,7 @@ class Program(ClassFlow):
             # a function of another project file: what it may do to its arguments is unknown
             # here; what it returns is what its summary says, made at this call
             summary = self.linked_functions[id(ref)]
+            self.note_gpu_argument(node, args, summary.params, summary.device_params)
             arguments = _arguments(summary.params, args)
             self.linked_calls.append((summary, arguments))
             for index, (arg, value) in enumerate(args):
@@ -432,12 +434,46 @@ class Program(ClassFlow):
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
 
+    def device_params(self, info: FunctionInfo) -> FrozenSet[str]:
+        """Parameters the function moves tensors or modules to (`z.to(current_device)`,
+        `x.cuda(gpu)`, `torch.zeros(..., device=dev)`): whatever a caller passes there is a
+        device."""
+        key = id(info.node)
+        if key not in self._device_params:
+            params = {p.name.value for p in info.parameters()}
+            start, end = self.data.order.get(key, -1), self.data.end_order.get(key, -1)
+            found = set()
+            for call in self.data.calls:
+                if not start < self.data.order.get(id(call), -2) <= end:
+                    continue
+                func = call.func
+                for arg in call.args:
+                    target = arg.value
+                    if not isinstance(target, cst.Name) or target.value not in params:
+                        continue
+                    moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and arg.keyword is None
+                    if moved or arg.keyword is not None and arg.keyword.value == "device":
+                        found.add(target.value)
+            self._device_params[key] = frozenset(found)
+        return self._device_params[key]
+
+    def note_gpu_argument(self, node: cst.Call, args: Args, params, device_params: FrozenSet[str]) -> None:
+        """`model.sample(144, 0)` where `sample` moves its result to that parameter: the call
+        asks for GPU 0 whatever devfix does, like `torch.cuda.current_device()`."""
+        if not device_params:
+            return
+        for index, (arg, _) in enumerate(args):
+            if calls.parameter_name(arg, index, params) in device_params and calls.names_a_gpu(arg.value):
+                self.gpu_only_calls.append(node)
+                return
+
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:
         self.call_sites.setdefault(id(info.node), []).append(node)
         params = info.parameters()
         names = [p.name.value for p in params]
         if info.self_name is not None and names and names[0] == info.self_name:
             names = names[1:]
+        self.note_gpu_argument(node, args, names, self.device_params(info))
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):

@@ -35,7 +35,8 @@ def _export(program: Program, value: Value) -> Optional[Export]:
         return _class(program, program.classes[id(ref)])
     if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
         info = program.functions[id(ref)]
-        return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info))
+        return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info),
+                               program.device_params(info))
     if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
         return exported(value)
     return None
@@ -130,7 +131,7 @@ def _collect_methods(program: Program, cls: ClassInfo, methods: Dict[str, Method
             o.kind == "module" for o in returns.origins)
         methods[name] = MethodSummary(
             _params(info), frozenset(info.module_inputs), frozenset(info.moves_params | info.host_params),
-            None if relative else _result(program, info), relative)
+            None if relative else _result(program, info), relative, program.device_params(info))
     for base in cls.bases:
         _collect_methods(program, base, methods)
 
