@@ -119,6 +119,7 @@ def test_clean_sys_exit_and_device_api():
 @pytest.mark.parametrize("script,feature", [
     ("unsupported_compile.py", "torch.compile"),
     ("unsupported_autocast.py", "autocast"),
+    ("unsupported_sparse_on_gpu.py", "sparse_coo_tensor"),
 ])
 def test_unsupported(script, feature):
     proc = run_verify("--json", script)

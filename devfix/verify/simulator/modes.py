@@ -252,6 +252,25 @@ def _note_origin(name, fresh, ins, caller):
                 set_origin(o, where_made)
 
 
+SPARSE_FACTORIES = tuple(
+    getattr(torch, name) for name in (
+        "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+        "sparse_bsc_tensor", "sparse_compressed_tensor",
+    ) if hasattr(torch, name)
+)
+
+
+@handles(*SPARSE_FACTORIES)
+def _sparse(func, args, kwargs, caller):
+    """A sparse tensor has no storage to tag: one built from GPU tensors (or for a GPU)
+    cannot be simulated, and treating it as a CPU tensor would report a device bug that a
+    real GPU would not have. Say so instead."""
+    target = norm_device(kwargs["device"]) if kwargs.get("device") is not None else None
+    if target not in (None, CPU) or any(is_sim(t) for t in tensors((args, kwargs))):
+        raise _state.Unsupported(f"torch.{func.__name__} on the GPU (sparse tensors are not simulated)")
+    return default(func, args, kwargs, caller)
+
+
 @handles(_TB.device.__get__)
 def _get_device(func, args, kwargs, caller):
     i = sim_index(args[0])
