@@ -250,11 +250,16 @@ def legacy_type(t, on_cuda: bool) -> str:
     return f"torch.cuda.{name}" if on_cuda else f"torch.{name}"
 
 
-def host_arguments(name, args):
-    """Arguments real CUDA wants on the host: the `batch_sizes` of a packed RNN call
-    (`lstm(data, batch_sizes, hx, ...)`), which `pack_padded_sequence` keeps on the CPU."""
+def host_arguments(name, args, kwargs=None):
+    """Arguments real CUDA wants (or accepts) on the host: the `batch_sizes` of a packed RNN
+    call (`lstm(data, batch_sizes, hx, ...)`), which `pack_padded_sequence` keeps on the CPU;
+    a CTC loss's targets and lengths (cuDNN's CTC requires CPU lengths; the native kernel
+    copies CPU targets to the GPU itself)."""
     if name in RNN and len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.int64:
         return (args[1],)
+    if name == "ctc_loss":
+        rest = list(args[1:4]) + [v for k, v in (kwargs or {}).items() if k in ("targets", "input_lengths", "target_lengths")]
+        return tuple(t for t in rest if isinstance(t, torch.Tensor))
     return ()
 
 
@@ -269,7 +274,7 @@ def check_same_device(func, args, kwargs, frame) -> None:
     if len(named) < 2:
         return
     name, is_method = op_name(func)
-    host = host_arguments(name, args)
+    host = host_arguments(name, args, kwargs)
     placed = []  # (position, role, tensor, device)
     for pos, (role, t) in enumerate(named):
         i = sim_index(t)
