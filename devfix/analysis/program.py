@@ -441,10 +441,9 @@ class Program(ClassFlow):
         key = id(info.node)
         if key not in self._device_params:
             params = {p.name.value for p in info.parameters()}
-            start, end = self.data.order.get(key, -1), self.data.end_order.get(key, -1)
             found = set()
             for call in self.data.calls:
-                if not start < self.data.order.get(id(call), -2) <= end:
+                if not self._inside(call, info.node):
                     continue
                 func = call.func
                 for arg in call.args:
