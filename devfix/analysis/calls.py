@@ -569,12 +569,12 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
 
 
 def names_a_gpu(node: cst.BaseExpression) -> bool:
-    """A literal that names a CUDA device wherever it is passed as one: `0`, `"cuda"`, `"cuda:1"`."""
+    """A literal that names an accelerator wherever it is passed as a device: `0`, `"cuda"`, `"cuda:1"`."""
     if isinstance(node, cst.Integer):
         return True
     if isinstance(node, cst.SimpleString):
         text = node.evaluated_value
-        return isinstance(text, str) and text.split(":")[0].strip().lower() == "cuda"
+        return isinstance(text, str) and api.device_string_place(text) == "device"
     return False
 
 

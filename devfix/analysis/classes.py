@@ -41,6 +41,7 @@ class ClassInfo:
     writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
     writes_seen: Dict[str, List[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
     buffers: Set[str] = field(default_factory=set)
+    registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
     bases: Tuple["ClassInfo", ...] = ()
@@ -103,6 +104,14 @@ def _known_base(qual: str) -> bool:
     """A base class devfix knows is not a module: the standard library's, or torch's own."""
     top = qual.split(".")[0]
     return bool(top) and (top in STDLIB or top == "torch")
+
+
+def _registers_module(func: cst.BaseExpression, call: cst.Call, self_name: Optional[str]) -> bool:
+    """`self.add_module(...)`, `self.register_module(...)`, `setattr(self, ...)`."""
+    if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module"):
+        return isinstance(func.value, cst.Name) and func.value.value == self_name
+    return (isinstance(func, cst.Name) and func.value == "setattr" and bool(call.args)
+            and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == self_name)
 
 
 def _through(cls: ClassInfo, value: Value) -> Value:
@@ -393,10 +402,16 @@ class ClassFlow:
             return UNKNOWN
         return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
 
-    def _registered_buffers(self, klass: ClassInfo) -> Set[str]:
+    def _registrations(self, klass: ClassInfo) -> Set[str]:
+        """The buffers and parameters the class's methods register by name; also notes
+        whether `__init__` registers layers itself (`self.add_module(f"head_{i}", head)` over
+        a list, `setattr(self, name, layer)`), after which a plain list's layers may all be
+        registered."""
         found = set()
-        for method in klass.methods.values():
+        for name, method in klass.methods.items():
             start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
+            params = method.params.params
+            self_name = params[0].name.value if params else None
             for call in self.data.calls:
                 if not start < self.data.order[id(call)] <= end:
                     continue
@@ -405,6 +420,8 @@ class ClassFlow:
                     text = operations.string_of(call.args[0].value)
                     if text:
                         found.add(text)
+                if name == "__init__" and _registers_module(func, call, self_name):
+                    klass.registers_by_hand = True
         return found
 
     def _moves_inputs(self, klass: ClassInfo) -> bool:

@@ -768,7 +768,7 @@ class Program(ClassFlow):
                 attrs[name] = value or UNKNOWN
             klass.attrs = attrs
             klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
-            klass.buffers |= self._registered_buffers(klass)
+            klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
             parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)

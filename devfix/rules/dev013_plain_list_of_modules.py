@@ -56,8 +56,8 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
             if klass.kind != "module" or klass.framework:
                 continue
             init = klass.methods.get("__init__")
-            if init is not None and self._registers_by_hand(ctx, init):
-                continue
+            if klass.registers_by_hand:
+                continue  # `self.add_module(...)` over the list: its layers may all be registered
             for name, writes in klass.writes.items():
                 if any(value.kind is Kind.MODULE for _, value in writes):
                     continue  # `self.blocks = nn.Sequential(*self.blocks)`: the list was a step
@@ -66,23 +66,6 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                         finding = self._check_write(ctx, klass, name, target, len(writes))
                         if finding is not None:
                             yield finding
-
-    def _registers_by_hand(self, ctx: RuleContext, init: cst.FunctionDef) -> bool:
-        """`__init__` registers layers itself (`self.add_module(f"head_{i}", head)` over the
-        list, `setattr(self, name, layer)`): the list's layers may all be registered."""
-        tree = ctx.facts.tree
-        self_name = init.params.params[0].name.value if init.params.params else None
-        for call in tree.data.calls:
-            if not tree.is_inside(call, init):
-                continue
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module") \
-                    and isinstance(func.value, cst.Name) and func.value.value == self_name:
-                return True
-            if isinstance(func, cst.Name) and func.value == "setattr" and call.args \
-                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == self_name:
-                return True
-        return False
 
     def _check_write(self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int) -> Optional[Finding]:
         tree = ctx.facts.tree
