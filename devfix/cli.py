@@ -17,7 +17,6 @@ import click
 
 from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
-from devfix.analysis.project import ProjectFacts
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
 from devfix.report import json_report, text_lines, unified_diff

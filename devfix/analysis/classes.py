@@ -19,7 +19,7 @@ import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.linking import ClassSummary, MethodSummary, exported
+from devfix.analysis.linking import ClassSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, members
 

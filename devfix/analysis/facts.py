@@ -4,7 +4,7 @@ The layers, each importing only the ones below it:
 
     tree       collect.py, scopes.py, tree.py   syntax: parents, scopes, bindings, positions
     vocabulary torch_api.py                      what a resolved torch name is
-    flow       values.py, evaluate.py, calls.py, program.py
+    flow       values.py, evaluate.py, calls.py, names.py, options.py, classes.py, program.py
                                                  where each value lives (CPU / device / unknown)
     decisions  plan.py, devices.py, datasets.py  what must move, with which device expression
     facade     facts.py                          this file: built lazily, cached

@@ -19,7 +19,7 @@ of its own file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, Optional, Tuple, Union
 
 import libcst as cst
 

@@ -26,11 +26,13 @@ from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.collect import Collected
 from devfix.analysis.classes import ClassFlow, ClassInfo
-from devfix.analysis.evaluate import BUILTIN_NAMES, Frame
-from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Linker, MethodSummary, exported
-from devfix.analysis.scopes import Scope, dotted_name
+from devfix.analysis.evaluate import Frame
+from devfix.analysis.linking import Export, FunctionSummary, Linker, exported
+from devfix.analysis.names import NameFlow
+from devfix.analysis.options import collect_options
+from devfix.analysis.scopes import Scope
 from devfix.analysis.tree import first_name_error
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, condition, join, join_slots, members
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots, members
 
 MAX_PASSES = 4
 Args = List[Tuple[cst.Arg, Value]]
@@ -82,7 +84,7 @@ class OptimizerInfo:
     module: Optional[Value]  # the module whose parameters it gets, with its place at construction
 
 
-class Program(ClassFlow):
+class Program(NameFlow, ClassFlow):
     def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False,
                  linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "") -> None:
         self.data = data
@@ -102,7 +104,7 @@ class Program(ClassFlow):
         self.module = data.module
         self.functions: Dict[int, FunctionInfo] = {}
         self.classes: Dict[int, ClassInfo] = {}
-        self.options: Dict[str, Value] = {}
+        self.options: Dict[str, Value] = {}  # argparse options by dest (options.py)
         self.index_options: Set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
         self.module_env: Dict[str, Value] = {}
         self.module_heap: Dict[int, Slot] = {}
@@ -147,126 +149,9 @@ class Program(ClassFlow):
             scope = data.scopes[id(node)]
             info = FunctionInfo(node, scope)
             self.functions[id(node)] = info
-        self._collect_options()
+        self.options, self.index_options = collect_options(self.data.calls)
 
-    def _collect_options(self) -> None:
-        """argparse options: `--cuda`/`--no-cuda` flags and `--device` values (by their dest)."""
-        for call in self.data.calls:
-            func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
-                continue
-            flags = [operations.string_of(a.value) for a in call.args if a.keyword is None]
-            flags = [f for f in flags if f]
-            if not flags:
-                continue
-            dest = next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
-            long = next((f for f in flags if f.startswith("--")), flags[0])
-            dest = dest or long.lstrip("-").replace("-", "_")
-            self.options[dest] = _option_value(dest, call)
-            if _integer_option(call):
-                self.index_options.add(dest)
-
-    # -- names ---------------------------------------------------------------------------------------
-    def global_value(self, name: str, scope: Scope) -> Value:
-        """A name not bound in the evaluated scope: an enclosing function's, a module global,
-        an import, a builtin."""
-        current: Optional[Scope] = scope.visible_parent()
-        while current is not None and current.kind != "module":
-            if name in current.bindings:
-                return self._binding_value(current, name)
-            current = current.visible_parent()
-        if name in self.module_env:
-            return self.module_env[name]
-        if name in self.data.module_scope.bindings:
-            return self._binding_value(self.data.module_scope, name)
-        if name in BUILTIN_NAMES:
-            return Value(Kind.OTHER, Place.UNKNOWN, qual=f"builtins.{name}")
-        return UNKNOWN
-
-    def _binding_value(self, scope: Scope, name: str) -> Value:
-        """The joined value of every binding of `name` in `scope` recorded so far."""
-        found: Optional[Value] = None
-        for binding in scope.bindings.get(name, ()):
-            if (id(binding.node), name) in self.bound:
-                value = self.bound[(id(binding.node), name)]  # an import, linked or not, or an assignment
-            elif binding.kind == "import" and binding.qualname:
-                value = Value(Kind.OTHER, Place.UNKNOWN, qual=binding.qualname)
-            elif binding.kind in ("def", "class"):
-                value = Value(Kind.OTHER, Place.UNKNOWN, ref=binding.node)
-            else:
-                value = self.bound.get((id(binding.node), name), UNKNOWN)
-            found = join(found, value) if found is not None else value
-        return found or UNKNOWN
-
-    def imported_as(self, name: str, scope: Scope) -> List[str]:
-        """What `name` is imported as in some binding, when other bindings make it ambiguous
-        (`try: from tqdm import tqdm` / `except ImportError: def tqdm(...)`)."""
-        return [b.qualname for b in scope.lookup(name) or () if b.kind == "import" and b.qualname]
-
-    def bind_import(self, frame: Frame, node) -> None:
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = dotted_name(alias.name)
-                if full is None:
-                    continue
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    frame.env[alias.asname.name.value] = Value(Kind.OTHER, Place.UNKNOWN, qual=full)
-                else:
-                    top = full.split(".")[0]
-                    frame.env[top] = Value(Kind.OTHER, Place.UNKNOWN, qual=top)
-            return
-        module = dotted_name(node.module) if node.module is not None else None
-        level = len(node.relative)
-        if isinstance(node.names, cst.ImportStar):
-            self._bind_star(frame, module, level)
-            return
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            export = self.linker(module, level, name) if self.linker is not None else None
-            if export is not None:
-                value = self.link_value(export)
-            elif node.relative or module is None:
-                value = UNKNOWN  # the project's own module, not analysed with this one
-            else:
-                value = Value(Kind.OTHER, Place.UNKNOWN, qual=f"{module}.{name}")
-            frame.env[local] = value
-            self.bound[(id(node), local)] = value
-
-    def _bind_star(self, frame: Frame, module: Optional[str], level: int) -> None:
-        """`from .models import *` of a project file: the names its summary exports."""
-        if self.linker is None:
-            return
-        every = self.linker(module, level, "*")
-        if isinstance(every, Value) and every.attrs:
-            for name, _ in every.attrs:
-                export = self.linker(module, level, name)
-                if export is not None and not name.startswith("_"):
-                    frame.env[name] = self.link_value(export)
-
-    def link_value(self, export: Export) -> Value:
-        """A project file's class, function or constant, bound in this file."""
-        if isinstance(export, ClassSummary):
-            if id(export.node) not in self.classes:
-                self.classes[id(export.node)] = self.linked_class(export)
-                self.linked[id(export.node)] = export
-            return Value(Kind.OTHER, Place.UNKNOWN, ref=export.node)
-        if isinstance(export, FunctionSummary):
-            self.linked_functions[id(export.node)] = export
-            self.linked[id(export.node)] = export
-            return Value(Kind.OTHER, Place.UNKNOWN, ref=export.node)
-        return export
-
-    def linked_qual(self, qual: str) -> Optional[Value]:
-        """`utils.train` after `import utils`, when `utils` is a project file."""
-        if self.linker is None or "." not in qual:
-            return None
-        module, _, name = qual.rpartition(".")
-        export = self.linker(module, 0, name)
-        return self.link_value(export) if export is not None else None
-
+    # -- names: what a name is bound to, imports and linked project files (names.py) --
     def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: Optional[cst.CSTNode]) -> Value:
         """A batch (or part of one) bound to a variable: the fix moves it under that name, where
         the loop (or the `x, y = batch` line, or `x, y = next(it)`) binds it."""
@@ -833,36 +718,3 @@ def _cpu_batch(element: Value) -> Value:
     if element.kind is Kind.HOST:
         return Value(Kind.TENSOR, Place.CPU)  # numbers and arrays are collated into CPU tensors
     return element
-
-
-def _integer_option(call: cst.Call) -> bool:
-    """`add_argument(..., type=int)` or an integer default: a GPU index (`-1` for the CPU), which
-    is not a device where one is needed (`map_location=-1` fails)."""
-    for arg in call.args:
-        if arg.keyword is None:
-            continue
-        if arg.keyword.value == "type" and isinstance(arg.value, cst.Name) and arg.value.value == "int":
-            return True
-        value = arg.value.expression if isinstance(arg.value, cst.UnaryOperation) else arg.value
-        if arg.keyword.value == "default" and isinstance(value, cst.Integer):
-            return True
-    return False
-
-
-def _option_value(dest: str, call: cst.Call) -> Value:
-    """What an argparse option holds when the program runs on a GPU machine as intended."""
-    action = next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "action"), None)
-    default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
-    lowered = dest.lower()
-    negative = any(word in lowered for word in ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")) or lowered == "cpu"
-    positive = any(word in lowered for word in ("cuda", "gpu", "ngpu", "accel"))
-    if "device" in lowered and not positive:
-        text = operations.string_of(default) if default is not None else None
-        if text is not None and api.device_string_place(text) == "cpu":
-            return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
-        return Value(Kind.DEVICE, Place.DEVICE, flag="choice")
-    if negative and action == "store_true":
-        return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
-    if positive:
-        return condition(True, False, "choice")  # `--cuda`, `--gpu 0`: given where there is one
-    return HOST

@@ -1,0 +1,70 @@
+"""What a script's argparse options hold when it runs as its author intended.
+
+`--cuda`/`--no-cuda` flags are user choices (true on a GPU machine, false on a CPU-only one),
+`--device` values are a device the user chose, and an integer `--gpu` option is a GPU index.
+The flow binds `args.<dest>` to these values (Program.parser_method).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, Set, Tuple
+
+import libcst as cst
+
+from devfix.analysis import operations
+from devfix.analysis.values import HOST, Kind, Place, Value, condition
+
+NEGATIVE_WORDS = ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")
+POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
+
+
+def collect_options(calls: Iterable[cst.Call]) -> Tuple[Dict[str, Value], Set[str]]:
+    """Every `add_argument(...)` of the file: its value by dest, and the dests that hold a GPU index."""
+    options: Dict[str, Value] = {}
+    index_options: Set[str] = set()
+    for call in calls:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+            continue
+        flags = [flag for flag in (operations.string_of(a.value) for a in call.args if a.keyword is None) if flag]
+        if not flags:
+            continue
+        dest = _keyword_string(call, "dest")
+        long = next((f for f in flags if f.startswith("--")), flags[0])
+        dest = dest or long.lstrip("-").replace("-", "_")
+        options[dest] = _option_value(dest, call)
+        if _integer_option(call):
+            index_options.add(dest)
+    return options, index_options
+
+
+def _keyword_string(call: cst.Call, keyword: str):
+    return next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+
+def _integer_option(call: cst.Call) -> bool:
+    """`add_argument(..., type=int)` or an integer default: a GPU index (`-1` for the CPU), which
+    is not a device where one is needed (`map_location=-1` fails)."""
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "type" and isinstance(arg.value, cst.Name) and arg.value.value == "int":
+            return True
+        value = arg.value.expression if isinstance(arg.value, cst.UnaryOperation) else arg.value
+        if arg.keyword.value == "default" and isinstance(value, cst.Integer):
+            return True
+    return False
+
+
+def _option_value(dest: str, call: cst.Call) -> Value:
+    """What an argparse option holds when the program runs on a GPU machine as intended."""
+    lowered = dest.lower()
+    negative = any(word in lowered for word in NEGATIVE_WORDS) or lowered == "cpu"
+    positive = any(word in lowered for word in POSITIVE_WORDS)
+    if "device" in lowered and not positive:
+        return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
+    if negative and _keyword_string(call, "action") == "store_true":
+        return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
+    if positive:
+        return condition(True, False, "choice")  # `--cuda`, `--gpu 0`: given where there is one
+    return HOST
