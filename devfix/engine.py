@@ -214,7 +214,8 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
                       assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
                       gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
                       gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
-                      incoming=incoming, path=result.path)
+                      incoming=incoming, path=result.path,
+                      view=project.view(result.path, result.old))
     if project.index is not None and len(project.index.files) > 1:
         result.summary = facts.summary(result.path)
         result.linked_calls = facts.program.linked_calls

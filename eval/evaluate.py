@@ -85,7 +85,7 @@ def read_labels(path: Path) -> Dict[Key, List[dict]]:
     return labels
 
 
-def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]]) -> Dict[str, int]:
+def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]], labelled_rows: List[List[str]]) -> Dict[str, int]:
     checked, applied, files = run(checkout)
     identity = lambda findings: sorted((f.path, f.line, f.column, f.code) for f in findings)  # noqa: E731
     agree = identity(checked) == identity(applied)
@@ -98,6 +98,7 @@ def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]]) -> Dic
         used[finding.key] += 1
         if index < len(rows) and rows[index]["verdict"] in ("real", "fp", "breaking"):
             verdicts[rows[index]["verdict"]] += 1
+            labelled_rows.append([name, finding.path, str(finding.line), finding.code, rows[index]["verdict"], rows[index]["note"]])
         else:
             verdicts["unlabelled"] += 1
             unlabelled_rows.append([name, finding.path, str(finding.line), finding.code, "", f"[{finding.status}] {finding.message}"])
@@ -115,10 +116,12 @@ def main() -> int:
     parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "all"), default="all")
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="evaluate only this repository (repeatable)")
     parser.add_argument("--unlabelled", type=Path, help="write the findings nobody labelled yet here (TSV)")
+    parser.add_argument("--labelled", type=Path, help="write every labelled finding, with its verdict and note, here (TSV)")
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
     chosen = [r for r in repositories if options.set in ("all", r["set"]) and (not options.only or r["name"] in options.only)]
     unlabelled: List[List[str]] = []
+    labelled_rows: List[List[str]] = []
     totals: Counter = Counter()
     header = f"{'repository':48} {'set':7} {'files':>5} {'found':>5} {'real':>4} {'fp':>4} {'break':>5} {'unlab':>5} {'prec':>6}  check=diff"
     print(header)
@@ -128,7 +131,7 @@ def main() -> int:
             print(f"{repo['name']:48} missing: check it out with eval/checkout.sh")
             totals["missing"] += 1
             continue
-        row = evaluate(repo["name"], checkout, unlabelled)
+        row = evaluate(repo["name"], checkout, unlabelled, labelled_rows)
         totals.update(row)
         labelled = row.get("real", 0) + row.get("fp", 0) + row.get("breaking", 0)
         precision = f"{100 * row.get('real', 0) / labelled:5.1f}%" if labelled else "   n/a"
@@ -145,6 +148,11 @@ def main() -> int:
             writer.writerow(["repository", "path", "line", "code", "verdict", "finding"])
             writer.writerows(unlabelled)
         print(f"{len(unlabelled)} unlabelled findings written to {options.unlabelled}")
+    if options.labelled is not None:
+        with options.labelled.open("w", encoding="utf-8", newline="") as stream:
+            writer = csv.writer(stream, delimiter="\t")
+            writer.writerow(["repository", "path", "line", "code", "verdict", "note"])
+            writer.writerows(labelled_rows)
     disagree = len(chosen) - totals["missing"] - totals["agree"]
     return 1 if unlabelled or totals["lost"] or disagree else 0
 

@@ -53,3 +53,52 @@ def test_imported_files_are_analysed_first_and_cycles_do_not_hang():
     assert names.index("proj/lib/data.py") < names.index("proj/lib/__init__.py") < names.index("proj/train.py")
     cyclic = [("a.py", b"import b\n"), ("b.py", b"import a\n")]
     assert sorted(ProjectFacts.from_files(cyclic).analysis_order(cyclic)) == [0, 1]
+
+
+def _tree(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+    return [(str(root / name), text) for name, text in files.items()]
+
+
+def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
+    files = _tree(tmp_path, {
+        "eval.py": b"import torch\nfrom data.cub import CUB\nfrom data.dogs import Dogs\nimport data.native\n"
+                   b"try:\n    from data.gone import x\nexcept ImportError:\n    x = None\n",
+        "data/cub.py": b"class CUB: pass\n",
+    })
+    (tmp_path / "data" / "native.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")  # built, not in the run
+    facts = ProjectFacts.from_files(files)
+    # `data.dogs` cannot be imported; an extension module is there; an indented import is guarded
+    assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset({"data.dogs"})
+
+
+def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp_path):
+    files = _tree(tmp_path, {
+        "scripts/eval.py": b"from data.dogs import Dogs\nfrom torchvision.models import nope\nfrom utils.x import y\n",
+        "scripts/data/cub.py": b"",
+        "data/dogs.py": b"class Dogs: pass\n",  # another `data` folder on the way up holds it
+        "utils.py": b"",  # `utils` is a module: `utils.x` is not the project's missing package
+    })
+    facts = ProjectFacts.from_files(files)
+    assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset()
+
+
+def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
+    files = _tree(tmp_path, {
+        "train.py": b"from helpers import used\nused()\ncallback = 'by_string'\n",
+        "helpers.py": b"def used(): pass\ndef dead(): pass\ndef by_string(): pass\ndef test_me(): pass\n"
+                      b"def twin(): pass\n",
+        "other.py": b"def twin(): pass\ntwin()\n",  # a copy called elsewhere keeps both alive
+        "pkg/__init__.py": b"",
+        "pkg/api.py": b"def public(): pass\n",  # a package's functions are its API
+    })
+    facts = ProjectFacts.from_files(files)
+    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
+
+
+def test_a_lone_file_has_no_unreferenced_functions(tmp_path):
+    files = _tree(tmp_path, {"helpers.py": b"def dead(): pass\n"})
+    assert ProjectFacts.from_files(files).unreferenced == {}

@@ -25,6 +25,7 @@ from devfix.analysis.devices import Devices
 from devfix.analysis.linking import Linker, ModuleSummary
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
+from devfix.analysis.project import ProjectView
 from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
@@ -34,8 +35,10 @@ class FileFacts:
     def __init__(self, module: cst.Module, *, device_style: str = "conditional", dataset_placement: str = "pinned",
                  allow_device_declarations: bool = True, assume_discarded_assigned: bool = True,
                  gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset(),
-                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "") -> None:
+                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "",
+                 view: ProjectView = ProjectView()) -> None:
         self.module = module
+        self.view = view
         self.linker = linker
         self.incoming = incoming
         self.path = path
@@ -80,7 +83,8 @@ class FileFacts:
         return program, plan, loader_plans
 
     def _run(self, assume_unmoved: FrozenSet[int]) -> Program:
-        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker, self.incoming, self.path)
+        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker, self.incoming, self.path,
+                          self.view)
         program.run()
         return program
 

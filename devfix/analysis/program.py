@@ -30,8 +30,9 @@ from devfix.analysis.evaluate import Frame
 from devfix.analysis.linking import Export, FunctionSummary, Linker, exported
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
+from devfix.analysis.project import ProjectView
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import first_name_error
+from devfix.analysis.tree import first_failure
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots, members
 
 MAX_PASSES = 4
@@ -86,9 +87,15 @@ class OptimizerInfo:
 
 class Program(NameFlow, ClassFlow):
     def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False,
-                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "") -> None:
+                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "",
+                 view: ProjectView = ProjectView()) -> None:
         self.data = data
         self.path = path
+        # Top-level functions nothing in the run refers to (project.py): they never run (reach.py).
+        self.unreferenced = view.unreferenced
+        # The module statement that always raises (a missing project module, an unbound name):
+        # nothing after it runs.
+        self.first_failure = first_failure(data.module, data, view.missing_modules)
         # What callers in other project files pass to this file's top-level functions that no
         # call of this file reaches (their parameters are otherwise unknown).
         self.incoming = incoming or {}
@@ -473,7 +480,7 @@ class Program(NameFlow, ClassFlow):
     # -- the fixpoint -------------------------------------------------------------------------------------------
     def _runs(self, body) -> list:
         """The module's statements that run: none after one that always raises NameError."""
-        broken = first_name_error(self.module, self.data)
+        broken = self.first_failure
         statements = list(body)
         return statements[:statements.index(broken)] if broken is not None else statements
 

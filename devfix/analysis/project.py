@@ -12,6 +12,11 @@ from a cheap scan of every file's bytes before any file is parsed:
 The scan over-approximates on purpose (a mention is enough, a function is known by its
 name): it only ever stops a declaration, never adds an edit.
 
+- which top-level functions of a script folder nothing in the run refers to: no call, no
+  callback, no string names them (`unreferenced`). Such a function never runs, so a
+  hard-coded `.cuda()` in it crashes nothing (reach.py); a package's functions are its API
+  and are always taken to run.
+
 - which project file an import names (`from model import Net`, `from .data import load`,
   `import utils`): the importing file's folder and its parents are searched, as Python's
   path does for a script run from the repository (`ProjectIndex`). The files are analysed
@@ -24,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -32,6 +38,19 @@ from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
+_TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
+_RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    """What the run's other files tell one file's analysis before any of them is parsed."""
+
+    unreferenced: FrozenSet[str] = frozenset()  # its top-level functions nothing in the run refers to
+    missing_modules: FrozenSet[str] = frozenset()  # project modules it imports that do not exist
 
 
 @dataclass(frozen=True)
@@ -40,6 +59,7 @@ class ProjectFacts:
     gpu_choice_functions: FrozenSet[str] = frozenset()  # names of functions whose body mentions it
     index: Optional["ProjectIndex"] = None
     summaries: Dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
+    unreferenced: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> dead top-level functions
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the run may set CUDA_VISIBLE_DEVICES."""
@@ -53,7 +73,12 @@ class ProjectFacts:
             if GPU_CHOICE_TEXT in data:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
-        return cls(frozenset(paths), frozenset(functions), ProjectIndex([path for path, _ in files]))
+        index = ProjectIndex([path for path, _ in files])
+        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index))
+
+    def view(self, path: str, data: bytes) -> ProjectView:
+        missing = self.index.missing_imports(path, data) if self.index is not None and len(self.index.files) > 1 else frozenset()
+        return ProjectView(self.unreferenced.get(path, frozenset()), missing)
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
@@ -114,6 +139,43 @@ class ProjectIndex:
             self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
             self.tops.update(part for part in folder.split(os.sep) if part)
 
+    def missing_imports(self, importer: str, data: bytes) -> FrozenSet[str]:
+        """The modules `importer` imports at its top level (unindented `import a.b`,
+        `from a.b import c`) that cannot exist: `a` is a folder of the project's files, and
+        no folder named `a` where Python could look holds a `b` of any kind (`.py`, package,
+        extension, stub). Importing it raises ImportError on every machine."""
+        found: Set[str] = set()
+        for match in _TOP_IMPORT.finditer(data):
+            for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
+                name = name.strip().split(" ")[0]
+                if self._missing(importer, name):
+                    found.add(name)
+        return frozenset(found)
+
+    def _missing(self, importer: str, module: str) -> bool:
+        parts = module.split(".")
+        if len(parts) < 2 or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
+            return False
+        folder = os.path.dirname(os.path.abspath(importer))
+        seen_package = False
+        while True:
+            base = os.path.join(folder, parts[0])
+            if os.path.isfile(base + ".py"):
+                return False  # a module of that name: not a package of the project, be careful
+            if os.path.isdir(base):
+                seen_package = True
+                if _provides(base, parts[1:]):
+                    return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return seen_package
+            folder = parent
+
+    def in_package(self, path: str) -> bool:
+        """The file's folder is a package of the run (it has an `__init__.py`)."""
+        folder = os.path.dirname(os.path.normcase(os.path.abspath(path)))
+        return os.path.join(folder, "__init__.py") in self.files
+
     def resolve(self, importer: str, module: Optional[str], level: int) -> Optional[str]:
         """The display path of the project file `from <dots><module> import ...` in `importer`
         names, if it is one of the run's files."""
@@ -172,6 +234,47 @@ class ProjectIndex:
                     if path is not None and path not in found and path != importer:
                         found.append(path)
         return found
+
+
+def _provides(folder: str, parts: List[str]) -> bool:
+    """`folder` holds the submodule `parts` in some form Python can import."""
+    for index, part in enumerate(parts):
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            return True  # cannot tell: assume it is there
+        if not any(entry == part or entry.startswith(part + ".") for entry in entries):
+            return False
+        folder = os.path.join(folder, part)
+        if not os.path.isdir(folder):
+            return True  # a module file: what follows is an attribute, or an error we do not claim
+    return True
+
+
+def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, FrozenSet[str]]:
+    """For each file outside a package, its top-level functions whose name is written nowhere
+    in the run but in `def` lines: no call, no callback, no string names them
+    (`getattr(m, "train")`, `__all__`, an entry point all count; so does a call of another
+    function of the same name, copied into another script). A lone file is not a run of a
+    project: its importers are unknown."""
+    if len(files) < 2:
+        return {}
+    defined: Dict[str, List[bytes]] = {}
+    definitions: Counter = Counter()
+    for path, data in files:
+        names = _TOP_DEF.findall(data)
+        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
+        if path.endswith(".py") and not index.in_package(path):
+            defined[path] = [n for n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
+    wanted = {name for names in defined.values() for name in names}
+    if not wanted:
+        return {}
+    counts: Counter = Counter()
+    for _, data in files:
+        counts.update(word for word in _WORD.findall(data) if word in wanted)
+    found = {path: frozenset(n.decode("ascii", "replace") for n in names if counts[n] == definitions[n])
+             for path, names in defined.items()}
+    return {path: names for path, names in found.items() if names}
 
 
 def functions_choosing_gpus(data: bytes) -> Set[str]:

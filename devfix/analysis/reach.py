@@ -108,6 +108,8 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
     memo[key] = False
     if any(_skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
         result = False  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
+    elif _never_runs(tree, program, function):
+        result = False
     else:
         sites = program.call_sites.get(key, [])
         if sites:
@@ -116,6 +118,13 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
             result = runs_without_gpu(tree, program, function, memo)
     memo[key] = result
     return result
+
+
+def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+    """A top-level, undecorated function of a script that nothing in the run refers to
+    (project.py): dead code, whose hard-coded CUDA crashes nobody."""
+    return (not function.decorators and function.name.value in program.unreferenced
+            and tree.parent(function) is tree.module)
 
 
 def _never_called(tree: Tree, site: cst.CSTNode) -> bool:
@@ -146,12 +155,12 @@ EXITS = frozenset({"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exi
 
 def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
     """A statement before `child` in `block` ends the run on a CPU-only machine."""
-    broken = tree.first_name_error if block is tree.module else None
+    broken = program.first_failure if block is tree.module else None
     for statement in getattr(block, "body", ()):
         if statement is child:
             return False
         if statement is broken:
-            return True  # raises NameError on every machine: nothing after it runs
+            return True  # raises ImportError or NameError on every machine: nothing after it runs
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False:

@@ -8,14 +8,13 @@ something to report.
 from __future__ import annotations
 
 import builtins
-from functools import cached_property
-from typing import Iterator, Optional, Sequence, Tuple
+from typing import FrozenSet, Iterator, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from devfix.analysis.collect import Collected, collect
-from devfix.analysis.scopes import Scope, resolve
+from devfix.analysis.scopes import Scope, dotted_name, resolve
 
 
 def is_docstring(statement: cst.CSTNode) -> bool:
@@ -67,25 +66,35 @@ class _Loads(cst.CSTVisitor):
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
 
-def first_name_error(module: cst.Module, data: Collected) -> Optional[cst.BaseStatement]:
-    """The first top-level statement that always raises NameError: it reads a name nothing
-    has bound yet (a script exported from a notebook whose cells ran out of order). Nothing
-    after it runs. None when unsure: a star import or `global` could bind anything."""
-    if data.star_imports:
-        return None
+def first_failure(module: cst.Module, data: Collected, missing_modules: FrozenSet[str] = frozenset()) -> Optional[cst.BaseStatement]:
+    """The first top-level statement that always raises: it imports a project module that does
+    not exist (`missing_modules`, from project.py: ImportError), or it reads a name nothing has
+    bound yet (a script exported from a notebook whose cells ran out of order: NameError).
+    Nothing after it runs. NameError is not decided when a star import or `global` could bind
+    anything."""
     bindings = data.module_scope.bindings
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         order = data.order.get(id(statement), -1)
         for small in statement.body:
-            if not isinstance(small, (cst.Expr, cst.Assign)):
+            if missing_modules and _imports_missing(small, missing_modules):
+                return statement
+            if data.star_imports or not isinstance(small, (cst.Expr, cst.Assign)):
                 continue
             visitor = _Loads()
             small.value.visit(visitor)
             if any(_unbound(name.value, order, bindings, data) for name in visitor.names):
                 return statement
     return None
+
+
+def _imports_missing(small: cst.BaseSmallStatement, missing_modules: FrozenSet[str]) -> bool:
+    if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        return dotted_name(small.module) in missing_modules
+    if isinstance(small, cst.Import):
+        return any(dotted_name(alias.name) in missing_modules for alias in small.names)
+    return False
 
 
 def reads_unbound_name(expressions, scope, data: Collected) -> bool:
@@ -117,10 +126,6 @@ class Tree:
         self.module = module
         self.data = data if data is not None else collect(module)
         self._positions = None
-
-    @cached_property
-    def first_name_error(self) -> Optional[cst.BaseStatement]:
-        return first_name_error(self.module, self.data)
 
     # -- ancestry ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
