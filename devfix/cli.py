@@ -99,6 +99,7 @@ def apply(paths, diff, **options) -> int:
     if diff:
         for result in changed:
             click.echo(unified_diff(result), nl=False)
+        sys.stdout.flush()  # the whole diff before the findings on stderr, in one terminal
     else:
         for result in changed:
             try:

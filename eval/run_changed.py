@@ -1,6 +1,6 @@
 """Run every file devfix changes in the evaluated repositories, before and after the fix.
 
-    python eval/run_changed.py --repos DIR [--set dev|heldout|heldout2|heldout3|all] [--timeout 60]
+    python eval/run_changed.py --repos DIR [--set dev|heldout|heldout2|heldout3|heldout4|all] [--timeout 60]
 
 For each repository of eval/repos.toml checked out under DIR, devfix's fixes are applied to
 a scratch copy; then each changed file is run as a script from its own folder, with no GPU
@@ -101,7 +101,7 @@ def classify(original: tuple, fixed: tuple, verified: tuple, verified_before: tu
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True)
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "all"), default="all")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="all")
     parser.add_argument("--timeout", type=int, default=60)
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]

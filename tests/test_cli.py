@@ -222,8 +222,10 @@ def test_dry_run_diff_keeps_unchanged_blank_lines_as_context(runner, tmp_path, m
 
 def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, tmp_path, monkeypatch):
     """`train.py` picks its GPU through CUDA_VISIBLE_DEVICES, by calling a helper of
-    `utils.py`; a module-level declaration in `layers.py` would query CUDA at import time,
-    before that choice. The files of one run are analysed together (spec principle 9)."""
+    `utils.py`; a module-level declaration in `layers.py`, which it imports, would query CUDA
+    at import time, before that choice. The files of one run are analysed together (spec
+    principle 9); a script of another sub-project, which imports none of them, runs in its own
+    process and gets its declaration."""
     (tmp_path / "utils.py").write_text(textwrap.dedent(
         """\
         import os
@@ -243,6 +245,7 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
         import torch
         from torch import nn
 
+        import layers
         import utils
 
 
@@ -251,9 +254,12 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
             model = nn.Linear(4, 2).cuda()
             print(model(torch.randn(3, 4)))
         """))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "demo.py").write_text("import torch\n\nprint(torch.ones(2).cuda())\n")
     monkeypatch.chdir(tmp_path)
     together = runner.invoke(main, ["apply", "--diff", "."])
     assert "layers.py:3:9: DEV002 [no-fix]" in together.stderr
+    assert "other/demo.py:3:7: DEV002 [would fix]" in together.stderr
     assert "+    device = torch.device" in together.stdout  # in main(), after the helper's call
     assert together.stdout.index('utils.auto_select_gpu("1")') < together.stdout.index("+    device = torch.device")
     alone = runner.invoke(main, ["apply", "--diff", "layers.py"])

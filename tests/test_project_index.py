@@ -102,3 +102,25 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
 def test_a_lone_file_has_no_unreferenced_functions(tmp_path):
     files = _tree(tmp_path, {"helpers.py": b"def dead(): pass\n"})
     assert ProjectFacts.from_files(files).unreferenced == {}
+
+
+def test_a_file_that_looks_functions_up_at_run_time_keeps_them_all(tmp_path):
+    files = _tree(tmp_path, {
+        "main.py": b"import fire\ndef train(): pass\ndef generate(): pass\nif __name__ == '__main__':\n    fire.Fire()\n",
+        "steps.py": b"import sys\ndef warmup(): pass\ndef run(name):\n    return globals()[name]()\n",
+        "model.py": b"def unused(): pass\n",
+    })
+    facts = ProjectFacts.from_files(files)
+    assert facts.unreferenced == {str(tmp_path / "model.py"): frozenset({"unused"})}
+
+
+def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
+    files = _tree(tmp_path, {
+        "a/train.py": b"import torch\nfrom launch import pick\n",
+        "a/launch.py": b"import os\ndef pick(): os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n",
+        "b/train_other.py": b"import torch\n",  # another sub-project, another process
+    })
+    facts = ProjectFacts.from_files(files)
+    assert facts.chooses_gpus_elsewhere(str(tmp_path / "a/train.py"))
+    assert not facts.chooses_gpus_elsewhere(str(tmp_path / "b/train_other.py"))
+    assert not facts.chooses_gpus_elsewhere(str(tmp_path / "a/launch.py"))

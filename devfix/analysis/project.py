@@ -43,6 +43,9 @@ _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
+# A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
+# command, `globals()[name]`, `eval(...)`, `getattr(sys.modules[__name__], name)`.
+_DYNAMIC_LOOKUP = re.compile(rb"\bFire\(|\bglobals\(\)|\beval\(|\bexec\(|\blocals\(\)|sys\.modules\[__name__\]|\bvars\(\)")
 
 
 @dataclass(frozen=True)
@@ -60,10 +63,14 @@ class ProjectFacts:
     index: Optional["ProjectIndex"] = None
     summaries: Dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
     unreferenced: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> dead top-level functions
+    components: Dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
-        """Another file of the run may set CUDA_VISIBLE_DEVICES."""
-        return bool(self.gpu_choice_files - {path})
+        """Another file of the program `path` belongs to (the files linked to it by imports,
+        either way) may set CUDA_VISIBLE_DEVICES. A script of another sub-project in the same
+        repository runs in another process."""
+        group = self.components.get(path)
+        return any(other != path and (group is None or self.components.get(other, group) == group) for other in self.gpu_choice_files)
 
     @classmethod
     def from_files(cls, files: List[Tuple[str, bytes]]) -> "ProjectFacts":
@@ -74,7 +81,9 @@ class ProjectFacts:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
         index = ProjectIndex([path for path, _ in files])
-        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index))
+        components = import_components(files, index) if paths else {}
+        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index),
+                   components=components)
 
     def view(self, path: str, data: bytes) -> ProjectView:
         missing = self.index.missing_imports(path, data) if self.index is not None and len(self.index.files) > 1 else frozenset()
@@ -236,6 +245,24 @@ class ProjectIndex:
         return found
 
 
+def import_components(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, int]:
+    """Each file's group: files that import one another, directly or through others, share one."""
+    parent = {path: path for path, _ in files}
+
+    def root(path: str) -> str:
+        while parent[path] != path:
+            parent[path] = parent[parent[path]]
+            path = parent[path]
+        return path
+
+    for path, data in files:
+        for imported in index.imports(path, data):
+            if imported in parent:
+                parent[root(imported)] = root(path)
+    roots: Dict[str, int] = {}
+    return {path: roots.setdefault(root(path), len(roots)) for path, _ in files}
+
+
 def _provides(folder: str, parts: List[str]) -> bool:
     """`folder` holds the submodule `parts` in some form Python can import."""
     for index, part in enumerate(parts):
@@ -264,7 +291,7 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
     for path, data in files:
         names = _TOP_DEF.findall(data)
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
-        if path.endswith(".py") and not index.in_package(path):
+        if path.endswith(".py") and not index.in_package(path) and not _DYNAMIC_LOOKUP.search(data):
             defined[path] = [n for n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
     wanted = {name for names in defined.values() for name in names}
     if not wanted:

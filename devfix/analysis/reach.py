@@ -34,7 +34,7 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
             in_body = child is ancestor.body
             if truth is False and in_body or truth is True and not in_body and not isinstance(ancestor, cst.While):
                 return False
-        elif isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and ancestor.handlers:
+        elif isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and _catches_gpu_failures(ancestor):
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
@@ -118,6 +118,27 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
             result = runs_without_gpu(tree, program, function, memo)
     memo[key] = result
     return result
+
+
+# What a missing GPU never raises: a handler for these alone does not catch it.
+NOT_GPU_FAILURES = frozenset({"KeyboardInterrupt", "SystemExit", "StopIteration", "ImportError", "ModuleNotFoundError",
+                              "KeyError", "IndexError", "ValueError", "FileNotFoundError", "ZeroDivisionError", "NameError"})
+
+
+def _catches_gpu_failures(block) -> bool:
+    """`try: ... except KeyboardInterrupt:` stops a training run early; it does not catch the
+    RuntimeError or AssertionError a CUDA call raises without a GPU. A bare `except:`,
+    `except Exception:` or a name devfix does not know may."""
+    for handler in block.handlers:
+        kind = handler.type
+        names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind is not None else []
+        if not names:
+            return True
+        for name in names:
+            node = name.value if isinstance(name, cst.Element) else name
+            if not (isinstance(node, cst.Name) and node.value in NOT_GPU_FAILURES):
+                return True
+    return False
 
 
 def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:

@@ -195,7 +195,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 and statement.body[0].value is call):
             return self.finding(call, message, hint="call it only `if torch.cuda.is_available():`")
         torch = ctx.facts.devices.torch_name()
-        guarded = ctx.statement(f"if {torch}.cuda.is_available():\n    {tree.code(statement).strip()}\n")
+        alone = tree.code(statement.with_changes(leading_lines=())).strip()  # its comments stay above the `if`
+        guarded = ctx.statement(f"if {torch}.cuda.is_available():\n    {alone}\n")
         guarded = guarded.with_changes(leading_lines=statement.leading_lines)
         return self.finding(call, f"{message}; called only where CUDA is available", [ReplaceStatement(statement, [guarded])])
 

@@ -95,14 +95,25 @@ def _in_a_test(facts, call: cst.Call) -> bool:
 def _saved_here_before(facts, call: cst.Call) -> bool:
     """`torch.save(obj, "model.pth")` earlier in the same scope, to the same path expression."""
     tree = facts.tree
-    path = _path_shape(tree, call.args[0].value)
+    paths = _path_shapes(tree, call.args[0].value)
     scope = tree.function_scope_of(call)
     for save, _ in facts.program.saves:
         if len(save.args) < 2 or tree.order(save) > tree.order(call) or tree.function_scope_of(save) is not scope:
             continue
-        if _path_shape(tree, save.args[1].value) == path:
+        if _path_shapes(tree, save.args[1].value) & paths:
             return True
     return False
+
+
+def _path_shapes(tree, node: cst.BaseExpression) -> set:
+    """The path's shape, and for a name assigned once (`best_path = os.path.join(d, "best.pt")`)
+    the shape of what it was assigned."""
+    shapes = {_path_shape(tree, node)}
+    if isinstance(node, cst.Name):
+        bindings = tree.scope_of(node).lookup(node.value) or []
+        if len(bindings) == 1 and bindings[0].value is not None:
+            shapes.add(_path_shape(tree, bindings[0].value))
+    return shapes
 
 
 class _Blanks(cst.CSTTransformer):
