@@ -14,7 +14,7 @@ import ast
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from devfix.analysis import FileFacts
 from devfix import suppressions
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.values import Value
+from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
@@ -56,6 +57,7 @@ class FileResult:
     traceback: Optional[str] = None
     summary: Optional[ModuleSummary] = None  # what the file tells its importers (not shown)
     linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
+    uses: list = field(default_factory=list)  # its calls of top-level classes and functions of the project (users.py)
     undecided: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, code): places it could not judge
 
     @property
@@ -121,7 +123,31 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
         wanted = incoming.get(read.path)
         if wanted and results[index] is not read and results[index].error is None:
             results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=wanted)
+    # Classes and functions that only GPU-only code builds or calls: their files once more,
+    # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
+    project.gpu_only.update(_gpu_only_users(reads, results))
+    for index, read in enumerate(reads):
+        if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
+            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
     return results
+
+
+def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) -> Dict[str, FrozenSet[str]]:
+    """users.gpu_only_users, less the names some file mentions in another way (handed to other
+    code, subclassed): who builds them there is not known."""
+    candidates = users.gpu_only_users(use for result in results for use in result.uses)
+    names = frozenset(name for found in candidates.values() for name in found)
+    if not names:
+        return {}
+    mentioned: Set[str] = set()
+    for read in reads:
+        if read.error is None and any(name.encode() in read.old for name in names):
+            try:
+                mentioned |= users.named_elsewhere(cst.parse_module(read.old), names)
+            except Exception:  # noqa: BLE001 - a file that cannot be parsed names anything
+                return {}
+    found = {path: frozenset(n for n in found if n not in mentioned) for path, found in candidates.items()}
+    return {path: names for path, names in found.items() if names}
 
 
 def _reexports(read: FileResult) -> bool:
@@ -219,6 +245,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     if project.index is not None and len(project.index.files) > 1:
         result.summary = facts.summary(result.path)
         result.linked_calls = facts.program.linked_calls
+        result.uses = users.calls(facts.tree, facts.program)
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)

@@ -51,6 +51,7 @@ class ClassSummary:
     attrs: Tuple[Tuple[str, Value], ...] = ()
     methods: Tuple[Tuple[str, MethodSummary], ...] = ()
     element: Optional[Value] = None  # dataset: what `__getitem__` returns
+    path: str = ""  # the file that defines it
 
     def method(self, name: str) -> Optional[MethodSummary]:
         return next((m for n, m in self.methods if n == name), None)

@@ -93,6 +93,8 @@ class Program(NameFlow, ClassFlow):
         self.path = path
         # Top-level functions nothing in the run refers to (project.py): they never run (reach.py).
         self.unreferenced = view.unreferenced
+        # Top-level classes and functions that only GPU-only code of the run uses (users.py).
+        self.gpu_only_users = view.gpu_only_users
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)

@@ -54,6 +54,7 @@ class ProjectView:
 
     unreferenced: FrozenSet[str] = frozenset()  # its top-level functions nothing in the run refers to
     missing_modules: FrozenSet[str] = frozenset()  # project modules it imports that do not exist
+    gpu_only_users: FrozenSet[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class ProjectFacts:
     summaries: Dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
     unreferenced: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> dead top-level functions
     components: Dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
+    gpu_only: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # filled by the engine (users.py)
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -87,7 +89,7 @@ class ProjectFacts:
 
     def view(self, path: str, data: bytes) -> ProjectView:
         missing = self.index.missing_imports(path, data) if self.index is not None and len(self.index.files) > 1 else frozenset()
-        return ProjectView(self.unreferenced.get(path, frozenset()), missing)
+        return ProjectView(self.unreferenced.get(path, frozenset()), missing, self.gpu_only.get(path, frozenset()))
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""

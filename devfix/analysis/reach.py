@@ -45,6 +45,8 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
         elif isinstance(ancestor, cst.ClassDef):
             if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
                 return False
+            if _used_only_on_a_gpu(tree, program, ancestor):
+                return False  # every program of the run that builds it needs a GPU
         child = ancestor
     return not needs_gpu(tree, program, tree.module)
 
@@ -108,7 +110,7 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
     memo[key] = False
     if any(_skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
         result = False  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
-    elif _never_runs(tree, program, function):
+    elif _never_runs(tree, program, function) or _used_only_on_a_gpu(tree, program, function):
         result = False
     else:
         sites = program.call_sites.get(key, [])
@@ -146,6 +148,11 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
     (project.py): dead code, whose hard-coded CUDA crashes nobody."""
     return (not function.decorators and function.name.value in program.unreferenced
             and tree.parent(function) is tree.module)
+
+
+def _used_only_on_a_gpu(tree: Tree, program: Program, definition) -> bool:
+    """A top-level class or function that only code needing a GPU builds or calls (users.py)."""
+    return definition.name.value in program.gpu_only_users and tree.parent(definition) is tree.module
 
 
 def _never_called(tree: Tree, site: cst.CSTNode) -> bool:

@@ -105,7 +105,7 @@ def _class(program: Program, cls: ClassInfo) -> ClassSummary:
         cls.node, cls.kind, framework=cls.framework, opaque=cls.opaque, places_itself=cls.places_itself,
         moves_inputs=cls.moves_inputs or any(b.moves_inputs for b in _lineage(cls)), has_state=cls.has_state,
         buffers=frozenset(cls.buffers).union(*(b.buffers for b in _lineage(cls))),
-        attrs=tuple(attrs.items()), methods=tuple(methods.items()), element=element,
+        attrs=tuple(attrs.items()), methods=tuple(methods.items()), element=element, path=program.path,
     )
 
 

@@ -1,0 +1,109 @@
+"""Who builds a project's classes and calls its functions, and whether that code can run on a
+machine without a GPU (spec principle 9).
+
+A model class whose `forward` hard-codes `.cuda()` is a bug only if some program can run it
+without a GPU. When every call of it in the run sits in code that cannot (after
+`assert torch.cuda.is_available()`, in a GPU-only test), rewriting the class is churn. Each
+file reports its calls of top-level classes and functions, its own and its imports' (`calls`);
+the engine joins them over the run (`gpu_only_users`), checks that nothing else names them
+(`named_elsewhere`), and analyses the defining files again with the answer (reach.py).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
+
+import libcst as cst
+
+from devfix.analysis.program import Program
+from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.tree import Tree
+
+Use = Tuple[str, str, bool]  # (defining file, top-level name, the call can run without a GPU)
+
+
+def calls(tree: Tree, program: Program) -> List[Use]:
+    """Every call in the file of a top-level class or function of a project file."""
+    found: List[Use] = []
+    for call in tree.data.calls:
+        value = program.values.get(id(call.func))
+        ref = value.ref if value is not None else None
+        if not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
+            continue
+        export = program.linked.get(id(ref))
+        if export is not None:
+            path = getattr(export, "path", "")
+        elif tree.parent(ref) is tree.module:
+            path = program.path
+        else:
+            continue
+        if path:
+            found.append((path, ref.name.value, runs_without_gpu(tree, program, call)))
+    return found
+
+
+def gpu_only_users(uses: Iterable[Use]) -> Dict[str, Set[str]]:
+    """Per defining file, the names some call reaches and no call reaches without a GPU."""
+    runs: Set[Tuple[str, str]] = set()
+    called: Set[Tuple[str, str]] = set()
+    for path, name, can_run in uses:
+        called.add((path, name))
+        if can_run:
+            runs.add((path, name))
+    found: Dict[str, Set[str]] = {}
+    for path, name in called - runs:
+        found.setdefault(path, set()).add(name)
+    return found
+
+
+def named_elsewhere(module: cst.Module, names: FrozenSet[str]) -> Set[str]:
+    """The names `module` mentions other than in imports, inside their own definition, and as
+    the function of a call (a class handed to other code, a subclass, `isinstance`): who
+    builds it then is not known."""
+    visitor = _Mentions(names)
+    module.visit(visitor)
+    return visitor.elsewhere
+
+
+class _Mentions(cst.CSTVisitor):
+    def __init__(self, names: FrozenSet[str]) -> None:
+        self.names = names
+        self.elsewhere: Set[str] = set()
+        self.inside: List[str] = []
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        for part in (*node.decorators, *node.bases, *node.keywords):
+            part.visit(self)
+        self.inside.append(node.name.value)
+        node.body.visit(self)
+        self.inside.pop()
+        return False  # its own name is not a mention
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for part in (*node.decorators, node.params):
+            part.visit(self)
+        self.inside.append(node.name.value)
+        node.body.visit(self)
+        self.inside.pop()
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name not in self.names:
+            return True
+        if isinstance(func, cst.Attribute):
+            func.value.visit(self)
+        for arg in node.args:
+            arg.visit(self)
+        return False  # a call: the engine has its site
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names and node.value not in self.inside:
+            self.elsewhere.add(node.value)
