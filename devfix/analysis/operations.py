@@ -247,7 +247,8 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
     unequal = isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn))
     for this, other in ((left, right), (right, left)):
         place = _named_place(this)
-        said = other.text.split(":")[0] if other.kind is Kind.HOST and other.text and other.flag is None else None
+        said = other.text.split(":")[0].lower() if other.kind is Kind.HOST and other.text and other.flag is None else None
+        said = "cuda" if said == "gpu" else said  # `--mode GPU`: the option's own spelling
         if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
             continue
         is_cuda = (place is Place.DEVICE) == (said == "cuda")

@@ -42,6 +42,15 @@ def _keyword_string(call: cst.Call, keyword: str):
     return next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
 
 
+def _chooses_a_device(call: cst.Call) -> bool:
+    """`choices=["GPU", "CPU"]`: whatever the option is called, its value names a device."""
+    choices = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "choices"), None)
+    if not isinstance(choices, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    words = {(operations.string_of(e.value) or "").lower() for e in choices.elements}
+    return "cpu" in words and bool(words & {"gpu", "cuda"})
+
+
 def _integer_option(call: cst.Call) -> bool:
     """`add_argument(..., type=int)` or an integer default: a GPU index (`-1` for the CPU), which
     is not a device where one is needed (`map_location=-1` fails)."""
@@ -61,7 +70,7 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     lowered = dest.lower()
     negative = any(word in lowered for word in NEGATIVE_WORDS) or lowered == "cpu"
     positive = any(word in lowered for word in POSITIVE_WORDS)
-    if "device" in lowered and not positive:
+    if "device" in lowered and not positive or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
     if negative and _keyword_string(call, "action") == "store_true":
         return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU

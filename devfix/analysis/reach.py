@@ -67,8 +67,12 @@ def needs_gpu(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
 
 
 def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
-    """`x.cuda(args.gpu)`, `x.cuda(rank)`: a device index chosen by the program (DEV002 keeps it)."""
+    """`x.cuda(args.gpu)`, `x.cuda(rank)`, `torch.cuda.set_device(local_rank)`: a device index
+    chosen by the program, one GPU per process (DEV002 keeps it)."""
     func = call.func
+    callee = program.values.get(id(func))
+    if callee is not None and callee.qual == "torch.cuda.set_device":
+        return bool(call.args) and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer)
     if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
         return False
     receiver = program.values.get(id(func.value))

@@ -109,11 +109,27 @@ def _path_shapes(tree, node: cst.BaseExpression) -> set:
     """The path's shape, and for a name assigned once (`best_path = os.path.join(d, "best.pt")`)
     the shape of what it was assigned."""
     shapes = {_path_shape(tree, node)}
+    opened = _opened_path(node)
+    if opened is not None:
+        return shapes | _path_shapes(tree, opened)  # `torch.load(open(path, "rb"))`
     if isinstance(node, cst.Name):
         bindings = tree.scope_of(node).lookup(node.value) or []
         if len(bindings) == 1 and bindings[0].value is not None:
             shapes.add(_path_shape(tree, bindings[0].value))
+        elif len(bindings) == 1 and isinstance(bindings[0].node, cst.With):
+            for item in bindings[0].node.items:  # `with open(path, "wb") as f: torch.save(x, f)`
+                target = item.asname.name if item.asname is not None else None
+                opened = _opened_path(item.item)
+                if isinstance(target, cst.Name) and target.value == node.value and opened is not None:
+                    shapes |= _path_shapes(tree, opened)
     return shapes
+
+
+def _opened_path(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The path of `open(path, ...)`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "open" and node.args:
+        return node.args[0].value
+    return None
 
 
 class _Blanks(cst.CSTTransformer):
