@@ -124,3 +124,11 @@ def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
     assert facts.chooses_gpus_elsewhere(str(tmp_path / "a/train.py"))
     assert not facts.chooses_gpus_elsewhere(str(tmp_path / "b/train_other.py"))
     assert not facts.chooses_gpus_elsewhere(str(tmp_path / "a/launch.py"))
+
+
+def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
+    files = _tree(tmp_path, {
+        "train.py": b"import helpers\nmodel.eval()\nnet.exec(1)\n",
+        "helpers.py": b"def dead(): pass\n",
+    })
+    assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}

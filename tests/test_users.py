@@ -35,3 +35,12 @@ def test_a_class_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
     registry = "from model import Seq2Seq\n\nMODELS = {'seq2seq': Seq2Seq}\n"
     assert "model.py:27 DEV002" in _findings(tmp_path / "p", {"registry.py": registry})
+
+
+def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
+    """`try: runner = Model(...) ... except Exception: log it` runs on a CPU-only machine: the
+    catch does not make the call GPU-only."""
+    shutil.copytree(CASE, tmp_path / "p")
+    main = ("import torch\nfrom model import Decoder, Seq2Seq\n\ntry:\n    model = Seq2Seq(Decoder(20, 16))\n"
+            "    print(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\nexcept Exception as error:\n    print(error)\n")
+    assert "model.py:27 DEV002" in _findings(tmp_path / "p", {"main.py": main})

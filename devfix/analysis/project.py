@@ -45,7 +45,7 @@ _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
 # command, `globals()[name]`, `eval(...)`, `getattr(sys.modules[__name__], name)`.
-_DYNAMIC_LOOKUP = re.compile(rb"\bFire\(|\bglobals\(\)|\beval\(|\bexec\(|\blocals\(\)|sys\.modules\[__name__\]|\bvars\(\)")
+_DYNAMIC_LOOKUP = re.compile(rb"\bFire\(|(?<![\w.])(?:globals|locals|vars|eval|exec)\(|sys\.modules\[__name__\]")
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,11 @@ def cpu_truth(program: Program, test: cst.BaseExpression) -> Optional[bool]:
     return value.cpu if value is not None else None
 
 
-def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Optional[Dict[int, bool]] = None) -> bool:
-    """Whether `node` can run on a CPU-only machine (as far as the file shows)."""
+def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Optional[Dict[int, bool]] = None,
+                     *, caught: bool = True) -> bool:
+    """Whether `node` can run on a CPU-only machine (as far as the file shows). With `caught`
+    (the default), a line whose failure the author catches (`try: ... except Exception:`)
+    counts as one that does not: a CUDA call there crashes nothing."""
     memo = _memo if _memo is not None else {}
     child: cst.CSTNode = node
     for ancestor in tree.ancestors(node):
@@ -34,14 +37,14 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
             in_body = child is ancestor.body
             if truth is False and in_body or truth is True and not in_body and not isinstance(ancestor, cst.While):
                 return False
-        elif isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and _catches_gpu_failures(ancestor):
+        elif caught and isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and _catches_gpu_failures(ancestor):
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
         elif isinstance(ancestor, cst.FunctionDef):
             if needs_gpu(tree, program, ancestor):
                 return False  # GPU code by design: it asks CUDA for a device index, a name, an event
-            return _function_runs(tree, program, ancestor, memo)
+            return _function_runs(tree, program, ancestor, memo, caught)
         elif isinstance(ancestor, cst.ClassDef):
             if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
                 return False
@@ -105,7 +108,7 @@ def _is_main_check(test: cst.BaseExpression) -> bool:
             and test.comparisons[0].comparator.value.strip("'\"") == "__main__")
 
 
-def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo: Dict[int, bool]) -> bool:
+def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo: Dict[int, bool], caught: bool = True) -> bool:
     """A function runs without a GPU when a call of it does, or (called nowhere in the file)
     when its definition does; a GPU-only test decorator says it does not."""
     key = id(function)
@@ -119,9 +122,9 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
     else:
         sites = program.call_sites.get(key, [])
         if sites:
-            result = any(runs_without_gpu(tree, program, site, memo) for site in sites if not _never_called(tree, site))
+            result = any(runs_without_gpu(tree, program, site, memo, caught=caught) for site in sites if not _never_called(tree, site))
         else:
-            result = runs_without_gpu(tree, program, function, memo)
+            result = runs_without_gpu(tree, program, function, memo, caught=caught)
     memo[key] = result
     return result
 

@@ -38,7 +38,8 @@ def calls(tree: Tree, program: Program) -> List[Use]:
         else:
             continue
         if path:
-            found.append((path, ref.name.value, runs_without_gpu(tree, program, call)))
+            # a call inside `try: ... except Exception:` still runs: only a GPU-only path counts
+            found.append((path, ref.name.value, runs_without_gpu(tree, program, call, caught=False)))
     return found
 
 
