@@ -66,6 +66,7 @@ class ProjectFacts:
     unreferenced: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> dead top-level functions
     components: Dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
     gpu_only: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # filled by the engine (users.py)
+    missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -88,8 +89,12 @@ class ProjectFacts:
                    components=components)
 
     def view(self, path: str, data: bytes) -> ProjectView:
-        missing = self.index.missing_imports(path, data) if self.index is not None and len(self.index.files) > 1 else frozenset()
-        return ProjectView(self.unreferenced.get(path, frozenset()), missing, self.gpu_only.get(path, frozenset()))
+        """A file may be analysed up to three times (its callers' arguments, its GPU-only
+        users): the filesystem is asked about its imports once."""
+        if path not in self.missing:
+            several = self.index is not None and len(self.index.files) > 1
+            self.missing[path] = self.index.missing_imports(path, data) if several else frozenset()
+        return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()))
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
