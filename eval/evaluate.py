@@ -1,6 +1,6 @@
 """devfix on real repositories, against findings reviewed by hand.
 
-    python eval/evaluate.py --repos DIR [--set dev|heldout|heldout2|heldout3|heldout4|all] [--only NAME] [--unlabelled FILE]
+    python eval/evaluate.py --repos DIR [--set SET|all] [--only NAME] [--unlabelled FILE]
 
 DIR holds one checkout per repository of eval/repos.toml, named like its `name` (see
 eval/checkout.sh). For each repository this runs devfix as `check` and as `apply --diff`
@@ -110,10 +110,16 @@ def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]], labell
     return {"files": files, "findings": len(checked), "agree": int(agree), "lost": len(lost), **verdicts}
 
 
+def set_names() -> List[str]:
+    """The sets named in eval/repos.toml, and "all": a new blind set needs no code change."""
+    repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
+    return sorted({r["set"] for r in repositories}) + ["all"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True, help="folder with one checkout per repository")
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="all")
+    parser.add_argument("--set", choices=set_names(), default="all")
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="evaluate only this repository (repeatable)")
     parser.add_argument("--unlabelled", type=Path, help="write the findings nobody labelled yet here (TSV)")
     parser.add_argument("--labelled", type=Path, help="write every labelled finding, with its verdict and note, here (TSV)")

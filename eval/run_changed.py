@@ -1,6 +1,6 @@
 """Run every file devfix changes in the evaluated repositories, before and after the fix.
 
-    python eval/run_changed.py --repos DIR [--set dev|heldout|heldout2|heldout3|heldout4|all] [--timeout 60]
+    python eval/run_changed.py --repos DIR [--set SET|all] [--timeout 60]
 
 For each repository of eval/repos.toml checked out under DIR, devfix's fixes are applied to
 a scratch copy; then each changed file is run as a script from its own folder, with no GPU
@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import List
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -98,10 +99,16 @@ def classify(original: tuple, fixed: tuple, verified: tuple, verified_before: tu
     return "cannot run here: " + original[1]
 
 
+def set_names() -> List[str]:
+    """The sets named in eval/repos.toml, and "all": a new blind set needs no code change."""
+    repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
+    return sorted({r["set"] for r in repositories}) + ["all"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True)
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="all")
+    parser.add_argument("--set", choices=set_names(), default="all")
     parser.add_argument("--timeout", type=int, default=60)
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
