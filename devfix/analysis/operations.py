@@ -187,9 +187,9 @@ def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, lef
             frame.program.meet(node, "op", [(left_node, left), (right_node, right)])
         return derived(Kind.TENSOR, [left, right], grad=(left.grad or right.grad) and not frame.no_grad, met=True)
     if left.kind is Kind.TENSOR:
-        return replace(left, member=False, scalar=left.scalar and right.kind is Kind.HOST)
+        return _with_other(left, right)
     if right.kind is Kind.TENSOR:
-        return replace(right, member=False, scalar=right.scalar and left.kind is Kind.HOST)
+        return _with_other(right, left)
     if left.kind is Kind.HOST and right.kind is Kind.HOST:
         if left.text is not None and isinstance(getattr(node, "operator", None), cst.Add):
             return replace(HOST, text=left.text + (right.text or ""))
@@ -197,6 +197,15 @@ def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, lef
     if left.kind is Kind.STRUCT and right.kind is Kind.STRUCT:
         return struct(element=join(left.element, right.element) if left.element and right.element else None)
     return UNKNOWN
+
+
+def _with_other(tensor: Value, other: Value) -> Value:
+    """A tensor combined with a non-tensor. A 0-dim tensor takes the other operand's device
+    (PyTorch combines 0-dim CPU tensors with CUDA ones), so with an operand of unknown kind
+    (`1 - action.pow(2) + eps`, `action` from a distribution) its place is unknown too."""
+    if tensor.scalar and other.kind is not Kind.HOST:
+        return UNKNOWN
+    return replace(tensor, member=False, scalar=tensor.scalar and other.kind is Kind.HOST)
 
 
 def _number(value: Value) -> Value:
