@@ -99,6 +99,20 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
 
 
+def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):
+    files = _tree(tmp_path, {
+        "main.py": b"import torch\nfrom gan import GAN\ngan = GAN()\ngan.train()\nstate = torch.load('x')\n",
+        "gan.py": b"import torch\nclass GAN(object):\n    def __init__(self): pass\n\n    def train(self):\n"
+                  b"        # load the data\n        self.save()\n    def save(self): pass\n    def load(self): pass\n"
+                  b"    def by_string(self): pass\nclass Net(torch.nn.Module):\n    def unused(self): pass\n"
+                  b"class Env:\n    def test_step(self): pass\n    def step(self): pass\nattr = 'by_string'\n",
+    })
+    facts = ProjectFacts.from_files(files)
+    # `torch.load` is a module's function and the comment is English: neither names `load`;
+    # a string does; a subclass's methods may be called by its framework; tests run by name.
+    assert facts.unreferenced == {str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step"})}
+
+
 def test_a_lone_file_has_no_unreferenced_functions(tmp_path):
     files = _tree(tmp_path, {"helpers.py": b"def dead(): pass\n"})
     assert ProjectFacts.from_files(files).unreferenced == {}

@@ -151,7 +151,7 @@ class FileFacts:
 
     def summary(self, path: str) -> ModuleSummary:
         """What this file tells the project files that import it (linking.py)."""
-        return summarize(self.program, path)
+        return summarize(self.tree, self.program, path)
 
     def position(self, node: cst.CSTNode) -> Tuple[int, int]:
         return self.tree.position(node)

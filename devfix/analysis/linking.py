@@ -36,6 +36,8 @@ class MethodSummary:
     returns: Optional[Value] = None
     relative: bool = False  # returns something on the module's own device
     device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to (`z.to(current_device)`)
+    cuda_defaults: FrozenSet[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class FunctionSummary:
     path: str = ""  # the file that defines it
     keeps: FrozenSet[str] = frozenset()  # parameters it never moves (nor hands to other code)
     device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to
+    cuda_defaults: FrozenSet[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
 
     @property
     def name(self) -> str:

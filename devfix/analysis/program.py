@@ -25,6 +25,7 @@ import libcst as cst
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.collect import Collected
+from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import Frame
 from devfix.analysis.linking import Export, FunctionSummary, Linker, exported
@@ -95,6 +96,8 @@ class Program(NameFlow, ClassFlow):
         self.unreferenced = view.unreferenced
         # Top-level classes and functions that only GPU-only code of the run uses (users.py).
         self.gpu_only_users = view.gpu_only_users
+        # It imports a CUDA extension the run builds (`CUDAExtension("mysigmoid", ...)`): GPU code.
+        self.imports_cuda_extension = view.imports_cuda_extension
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
@@ -139,6 +142,7 @@ class Program(NameFlow, ClassFlow):
         self.loads: List[Tuple[cst.Call, Args]] = []
         self.saves: List[Tuple[cst.Call, Value]] = []
         self._device_params: Dict[int, FrozenSet[str]] = {}
+        self._cuda_defaults: Dict[int, FrozenSet[str]] = {}
         self.gpu_only_calls: List[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
         self.constructed: Dict[int, Value] = {}
@@ -317,7 +321,8 @@ class Program(NameFlow, ClassFlow):
             # a function of another project file: what it may do to its arguments is unknown
             # here; what it returns is what its summary says, made at this call
             summary = self.linked_functions[id(ref)]
-            self.note_gpu_argument(node, args, summary.params, summary.device_params)
+            self.note_gpu_argument(node, args, summary.params, summary.device_params, summary.cuda_defaults,
+                                   summary.needs_gpu)
             arguments = _arguments(summary.params, args)
             self.linked_calls.append((summary, arguments))
             for index, (arg, value) in enumerate(args):
@@ -350,15 +355,21 @@ class Program(NameFlow, ClassFlow):
             self._device_params[key] = frozenset(found)
         return self._device_params[key]
 
-    def note_gpu_argument(self, node: cst.Call, args: Args, params, device_params: FrozenSet[str]) -> None:
-        """`model.sample(144, 0)` where `sample` moves its result to that parameter: the call
-        asks for GPU 0 whatever devfix does, like `torch.cuda.current_device()`."""
-        if not device_params:
-            return
-        for index, (arg, _) in enumerate(args):
-            if calls.parameter_name(arg, index, params) in device_params and calls.names_a_gpu(arg.value):
-                self.gpu_only_calls.append(node)
-                return
+    def cuda_defaults(self, info: FunctionInfo) -> FrozenSet[str]:
+        """Parameters whose default makes the function call `.cuda()` (demands.py)."""
+        key = id(info.node)
+        if key not in self._cuda_defaults:
+            self._cuda_defaults[key] = cuda_default_params(self.data, info.node)
+        return self._cuda_defaults[key]
+
+    def note_gpu_argument(self, node: cst.Call, args: Args, params, device_params: FrozenSet[str],
+                          cuda_defaults: FrozenSet[str] = frozenset(), needs_gpu: bool = False) -> None:
+        """A call that asks for a GPU whatever devfix does, like `torch.cuda.current_device()`:
+        `model.sample(144, 0)` where `sample` moves its result to that parameter,
+        `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
+        or a function of another file that needs a GPU itself (demands.py)."""
+        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults):
+            self.gpu_only_calls.append(node)
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:
         self.call_sites.setdefault(id(info.node), []).append(node)
@@ -366,7 +377,7 @@ class Program(NameFlow, ClassFlow):
         names = [p.name.value for p in params]
         if info.self_name is not None and names and names[0] == info.self_name:
             names = names[1:]
-        self.note_gpu_argument(node, args, names, self.device_params(info))
+        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_defaults(info))
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):

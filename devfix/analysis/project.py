@@ -41,6 +41,12 @@ _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE)
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
+_CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_COMMENT = re.compile(rb"#[^\r\n]*")
+_ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+_PLAIN_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
+_MODULE_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
 # Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
@@ -55,6 +61,7 @@ class ProjectView:
     unreferenced: FrozenSet[str] = frozenset()  # its top-level functions nothing in the run refers to
     missing_modules: FrozenSet[str] = frozenset()  # project modules it imports that do not exist
     gpu_only_users: FrozenSet[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
+    imports_cuda_extension: bool = False  # it imports a CUDA extension the run builds: it needs a GPU
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ class ProjectFacts:
     components: Dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
     gpu_only: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # filled by the engine (users.py)
     missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
+    cuda_extensions: FrozenSet[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -85,8 +93,9 @@ class ProjectFacts:
                 functions |= functions_choosing_gpus(data)
         index = ProjectIndex([path for path, _ in files])
         components = import_components(files, index) if paths else {}
+        extensions = frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
         return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index),
-                   components=components)
+                   components=components, cuda_extensions=extensions)
 
     def view(self, path: str, data: bytes) -> ProjectView:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
@@ -94,7 +103,8 @@ class ProjectFacts:
         if path not in self.missing:
             several = self.index is not None and len(self.index.files) > 1
             self.missing[path] = self.index.missing_imports(path, data) if several else frozenset()
-        return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()))
+        return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
+                           imports_any(data, self.cuda_extensions))
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
@@ -134,7 +144,8 @@ class ProjectFacts:
         return order
 
 
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b|import[ \t]+([\w. \t,]+))", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b[ \t]*\(?([\w \t,]*)|import[ \t]+([\w. \t,]+))",
+                     re.MULTILINE)
 # Names that are never a project's own module, whatever files lie around.
 NOT_PROJECT = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn", "PIL",
                          "matplotlib", "tqdm", "transformers", "lightning", "pytorch_lightning", "timm", "cv2"})
@@ -239,9 +250,14 @@ class ProjectIndex:
         """The run's files that `importer` imports, from a text scan (for the order only)."""
         found: List[str] = []
         for match in _IMPORT.finditer(data):
-            dots, module, plain = match.groups()
+            dots, module, imported, plain = match.groups()
             names = [module.decode("ascii", "replace")] if plain is None else [
                 n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
+            if plain is None and imported:
+                # `from utils import array_tool as at`: a submodule imported by name runs first too
+                prefix = module.decode("ascii", "replace")
+                names += [f"{prefix}.{n.split()[0]}" if prefix else n.split()[0]
+                          for n in imported.decode("ascii", "replace").split(",") if n.strip()]
             for name in names:
                 parts = name.split(".") if name else [""]
                 # `import a.b.c` runs a/__init__.py and a/b/__init__.py first
@@ -293,22 +309,85 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
     project: its importers are unknown."""
     if len(files) < 2:
         return {}
-    defined: Dict[str, List[bytes]] = {}
+    defined: Dict[str, List[Tuple[str, bytes]]] = {}
     definitions: Counter = Counter()
     for path, data in files:
-        names = _TOP_DEF.findall(data)
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
         if path.endswith(".py") and not index.in_package(path) and not _DYNAMIC_LOOKUP.search(data):
-            defined[path] = [n for n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
-    wanted = {name for names in defined.values() for name in names}
+            names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _plain_methods(data)
+            defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
+    wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
     counts: Counter = Counter()
+    # A method's name is common English ("# load dataset") and a module's function name
+    # (`torch.load`): for methods, neither counts.
+    method_counts: Counter = Counter()
     for _, data in files:
         counts.update(word for word in _WORD.findall(data) if word in wanted)
-    found = {path: frozenset(n.decode("ascii", "replace") for n in names if counts[n] == definitions[n])
+        code = _COMMENT.sub(b"", data)
+        modules = _imported_modules(code)
+        method_counts.update(word for word in _WORD.findall(code) if word in wanted)
+        method_counts.subtract(name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules)
+    found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n])
              for path, names in defined.items()}
     return {path: names for path, names in found.items() if names}
+
+
+def _plain_methods(data: bytes) -> List[Tuple[str, bytes]]:
+    """The methods of the file's top-level plain classes (`class GAN(object):`), as
+    ("GAN.load", b"load"). Nothing but the program calls the methods of a class with no base
+    (an `nn.Module`'s `forward`, a gym environment's `step`, a test case's `setUp` are called
+    by their framework), so one whose name is written nowhere else never runs."""
+    found: List[Tuple[str, bytes]] = []
+    owner: Optional[str] = None
+    indent: Optional[bytes] = None
+    for line in data.splitlines():
+        if not line.strip() or line.lstrip().startswith(b"#"):
+            continue
+        if not line[:1].isspace():
+            match = _PLAIN_CLASS.match(line)
+            owner, indent = (match.group(1).decode("ascii", "replace"), None) if match else (None, None)
+            continue
+        match = _DEF.match(line)
+        if owner is None or match is None:
+            continue
+        if indent is None:
+            indent = match.group(1)
+        if match.group(1) == indent:
+            found.append((f"{owner}.{match.group(2).decode('ascii', 'replace')}", match.group(2)))
+    return found
+
+
+def imports_any(data: bytes, modules: FrozenSet[str]) -> bool:
+    """The file imports one of `modules` by its full name (`import m`, `import m as x`,
+    `from m import f`, `from pkg import m` for `pkg.m`)."""
+    if not modules:
+        return False
+    for match in _IMPORT.finditer(data):
+        dots, module, imported, plain = (group.decode("ascii", "replace") if group is not None else None
+                                         for group in match.groups())
+        if dots:
+            continue
+        if plain is not None:
+            names = [n.split()[0] for n in plain.split(",") if n.strip()]
+        else:
+            names = [module, *(f"{module}.{n.split()[0]}" for n in (imported or "").split(",") if n.strip())]
+        if any(name in modules for name in names):
+            return True
+    return False
+
+
+def _imported_modules(data: bytes) -> Set[bytes]:
+    """The names `import torch`, `import numpy as np`, `import os.path` bind: `torch.load` is
+    the module's function, not a reference to a method called `load`."""
+    names: Set[bytes] = set()
+    for clause in _MODULE_IMPORT.findall(data):
+        for part in clause.split(b","):
+            words = part.split()
+            if words:
+                names.add(words[-1] if len(words) == 3 and words[1] == b"as" else words[0].split(b".")[0])
+    return names
 
 
 def functions_choosing_gpus(data: bytes) -> Set[str]:

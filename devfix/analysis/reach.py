@@ -64,9 +64,65 @@ def needs_gpu(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
     cache = _NEEDS_GPU.setdefault(program, {})
     key = id(owner)
     if key not in cache:
+        cache[key] = False  # a recursive call adds nothing while the answer is pending
         calls = [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]
-        cache[key] = any(_unconditional_in(tree, call, owner) for call in calls)
+        cache[key] = (owner is tree.module and program.imports_cuda_extension
+                      or any(_unconditional_in(tree, call, owner) for call in calls) or _calls_gpu_code(tree, program, owner))
     return cache[key]
+
+
+def _calls_gpu_code(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
+    """`owner` calls, unconditionally, a function of its file that needs a GPU whenever it
+    is called (a training step that converts every array with a `.cuda()` helper): it needs
+    one too. Functions of other files tell it through their summaries (summarize.py)."""
+    for info in program.functions.values():
+        if info.node is owner:
+            continue
+        sites = program.call_sites.get(id(info.node), [])
+        if any(_unconditional_in(tree, site, owner) for site in sites) and needs_gpu_when_called(tree, program, info.node):
+            return True
+    return False
+
+
+def needs_gpu_when_called(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+    """`needs_gpu`, and what asks for the GPU comes before any `return` of the function:
+    `init_distributed_mode(args)` returns early without a cluster, before its
+    `torch.cuda.set_device(args.gpu)`, so a call of it needs no GPU. (A `raise` for bad input
+    is no way around the GPU: the program fails either way.)"""
+    if not needs_gpu(tree, program, function):
+        return False
+    exit_node = _first_exit(tree, function)
+
+    def before_exit(node: cst.CSTNode) -> bool:
+        return exit_node is None or tree.order(node) < tree.order(exit_node) or tree.is_inside(node, exit_node)
+
+    calls = [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]
+    if any(_unconditional_in(tree, c, function) and before_exit(c) for c in calls):
+        return True
+    return any(before_exit(site) and _unconditional_in(tree, site, function) and needs_gpu_when_called(tree, program, info.node)
+               for info in program.functions.values() if info.node is not function
+               for site in program.call_sites.get(id(info.node), []))
+
+
+def _first_exit(tree: Tree, function: cst.FunctionDef) -> Optional[cst.CSTNode]:
+    """The function's first `return` (of its own scope), if any."""
+    found: list = []
+
+    class Exits(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    function.visit(Exits())
+    return min(found, key=tree.order) if found else None
 
 
 def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
@@ -151,10 +207,17 @@ def _catches_gpu_failures(block) -> bool:
 
 
 def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
-    """A top-level, undecorated function of a script that nothing in the run refers to
-    (project.py): dead code, whose hard-coded CUDA crashes nobody."""
-    return (not function.decorators and function.name.value in program.unreferenced
-            and tree.parent(function) is tree.module)
+    """A top-level, undecorated function of a script, or a method of a top-level plain class
+    there, that nothing in the run refers to (project.py): dead code, whose hard-coded CUDA
+    crashes nobody and whose `torch.load` loads nothing."""
+    if function.decorators:
+        return False
+    parent = tree.parent(function)
+    if parent is tree.module:
+        return function.name.value in program.unreferenced
+    owner = tree.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
+    return (isinstance(owner, cst.ClassDef) and tree.parent(owner) is tree.module
+            and f"{owner.name.value}.{function.name.value}" in program.unreferenced)
 
 
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition) -> bool:

@@ -15,28 +15,30 @@ import libcst as cst
 from devfix.analysis.classes import ClassInfo
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
 from devfix.analysis.program import FunctionInfo, Program
+from devfix.analysis.reach import needs_gpu_when_called
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 
-def summarize(program: Program, path: str) -> ModuleSummary:
+def summarize(tree: Tree, program: Program, path: str) -> ModuleSummary:
     names: Dict[str, Export] = {}
     for name, value in program.module_env.items():
-        export = _export(program, value)
+        export = _export(tree, program, value)
         if export is not None:
             names[name] = export
     return ModuleSummary(path, names)
 
 
-def _export(program: Program, value: Value) -> Optional[Export]:
+def _export(tree: Tree, program: Program, value: Value) -> Optional[Export]:
     ref = value.ref
     if ref is not None and id(ref) in program.linked:
         return program.linked[id(ref)]  # re-exported (`from .model import Net` in `__init__.py`)
     if isinstance(ref, cst.ClassDef) and id(ref) in program.classes:
-        return _class(program, program.classes[id(ref)])
+        return _class(tree, program, program.classes[id(ref)])
     if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
         info = program.functions[id(ref)]
         return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info),
-                               program.device_params(info))
+                               program.device_params(info), program.cuda_defaults(info), needs_gpu_when_called(tree, program, ref))
     if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
         return exported(value)
     return None
@@ -86,9 +88,9 @@ def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> b
     return order.get(id(function), -1) < order.get(id(node), -2) <= program.data.end_order.get(id(function), -1)
 
 
-def _class(program: Program, cls: ClassInfo) -> ClassSummary:
+def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
     methods: Dict[str, MethodSummary] = {}
-    _collect_methods(program, cls, methods)
+    _collect_methods(tree, program, cls, methods)
     attrs = {}
     for klass in (*reversed(_lineage(cls)),):
         for name, value in (klass.linked.attrs if klass.linked is not None else klass.attrs.items()):
@@ -116,7 +118,7 @@ def _lineage(cls: ClassInfo) -> list:
     return found
 
 
-def _collect_methods(program: Program, cls: ClassInfo, methods: Dict[str, MethodSummary]) -> None:
+def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: Dict[str, MethodSummary]) -> None:
     """Every method an instance has, nearest definition first."""
     if cls.linked is not None:
         for name, method in cls.linked.methods:
@@ -131,9 +133,10 @@ def _collect_methods(program: Program, cls: ClassInfo, methods: Dict[str, Method
             o.kind == "module" for o in returns.origins)
         methods[name] = MethodSummary(
             _params(info), frozenset(info.module_inputs), frozenset(info.moves_params | info.host_params),
-            None if relative else _result(program, info), relative, program.device_params(info))
+            None if relative else _result(program, info), relative, program.device_params(info),
+            program.cuda_defaults(info), needs_gpu_when_called(tree, program, node))
     for base in cls.bases:
-        _collect_methods(program, base, methods)
+        _collect_methods(tree, program, base, methods)
 
 
 def _attribute(value: Value) -> Value:

@@ -1,0 +1,79 @@
+"""Calls that ask for a GPU through what they pass a function, or leave at its default.
+
+Some helpers put their result on the GPU unless told otherwise:
+
+    def totensor(data, cuda=True):
+        tensor = torch.from_numpy(data)
+        if cuda:
+            tensor = tensor.cuda()
+        return tensor
+
+The `.cuda()` is guarded (DEV002 leaves guarded code), but `totensor(x)` asks for a GPU as
+surely as `x.cuda()`: a program that calls it so cannot run on a CPU-only machine whatever
+devfix rewrites elsewhere, and rewriting its other hard-coded CUDA is churn (reach.py). The
+same holds for a call that passes GPU 0 to a parameter the callee moves tensors to
+(`model.sample(144, 0)` where `sample` does `z.to(current_device)`).
+
+Read off the syntax of the callee alone, so a summary carries it to other files (linking.py).
+"""
+
+from __future__ import annotations
+
+from typing import FrozenSet, List, Sequence, Tuple
+
+import libcst as cst
+
+from devfix.analysis import calls
+
+
+def cuda_default_params(data, function: cst.FunctionDef) -> FrozenSet[str]:
+    """Parameters whose default is `True` and that guard a `.cuda()` of the function's own
+    body (`if cuda: x = x.cuda()`): leaving them at the default asks for a GPU."""
+    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)
+              if isinstance(p.default, cst.Name) and p.default.value == "True"}
+    if not params:
+        return frozenset()
+    found = set()
+    start, end = data.order.get(id(function), -1), data.end_order.get(id(function), -1)
+    for call in data.calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and start < data.order.get(id(call), -2) <= end:
+            guard = _guarding_name(data, call, function)
+            if guard in params:
+                found.add(guard)
+    return frozenset(found)
+
+
+def _guarding_name(data, node: cst.CSTNode, function: cst.FunctionDef):
+    """The name tested by the nearest `if` whose body holds `node`, inside `function` and in
+    its own scope (a nested function's `if cuda:` tests its own parameter)."""
+    guard, decided = None, False
+    child = node
+    parent = data.parent.get(id(node))
+    while parent is not None and parent is not function:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(parent, cst.If) and decided and child is parent.orelse:
+            return None  # an `elif cuda:` runs only when the branches before it do not
+        if isinstance(parent, cst.If) and child is not parent.test and not decided:
+            decided = True  # the `else` side, or a condition that is more than the flag: no guard
+            if child is parent.body and isinstance(parent.test, cst.Name):
+                guard = parent.test.value
+        child, parent = parent, data.parent.get(id(parent))
+    return guard if parent is function else None
+
+
+Args = List[Tuple[cst.Arg, object]]
+
+
+def asks_for_gpu(args: Args, params: Sequence[str], device_params: FrozenSet[str], cuda_defaults: FrozenSet[str]) -> bool:
+    """The call passes a GPU index to a parameter the callee moves tensors to, or leaves (or
+    sets to `True`) a parameter whose default makes the callee call `.cuda()`."""
+    for index, (arg, _) in enumerate(args):
+        if calls.parameter_name(arg, index, params) in device_params and calls.names_a_gpu(arg.value):
+            return True
+    if not cuda_defaults or any(arg.star for arg, _ in args):
+        return False  # `*args` / `**kwargs` may pass anything
+    passed = {calls.parameter_name(arg, index, params): arg.value for index, (arg, _) in enumerate(args)}
+    return any(name not in passed or isinstance(passed[name], cst.Name) and passed[name].value == "True"
+               for name in cuda_defaults)

@@ -1,0 +1,100 @@
+"""Calls that ask for a GPU through a callee's parameters (demands.py), and what follows:
+code that cannot run without a GPU whatever devfix does keeps its hard-coded CUDA."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Dict, List
+
+import libcst as cst
+
+from devfix.analysis.demands import cuda_default_params
+from devfix.analysis.tree import Tree
+from devfix.config import Config
+from devfix.engine import FileResult, process_project
+
+CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_gpu_by_default_helper"
+
+
+def _defaults(source: str) -> frozenset:
+    tree = Tree(cst.parse_module(source))
+    function = next(s for s in tree.module.body if isinstance(s, cst.FunctionDef))
+    return cuda_default_params(tree.data, function)
+
+
+def test_a_true_default_that_guards_a_cuda_call_asks_for_a_gpu():
+    assert _defaults("def f(x, cuda=True):\n    if cuda:\n        x = x.cuda()\n    return x\n") == {"cuda"}
+
+
+def test_other_defaults_and_guards_do_not():
+    assert _defaults("def f(x, cuda=False):\n    if cuda:\n        x = x.cuda()\n    return x\n") == frozenset()
+    assert _defaults("def f(x, cpu=True):\n    if cpu:\n        return x\n    else:\n        return x.cuda()\n") == frozenset()
+    assert _defaults("def f(x, cuda=True):\n    if cuda and x.numel():\n        x = x.cuda()\n    return x\n") == frozenset()
+    assert _defaults("def f(x, a, cuda=True):\n    if a:\n        pass\n    elif cuda:\n        x = x.cuda()\n    return x\n") == frozenset()
+    assert _defaults("def f(x, cuda=True):\n    def g(cuda):\n        if cuda:\n            return x.cuda()\n    return g\n") == frozenset()
+
+
+def _findings(root: Path, extra: Dict[str, str]) -> List[str]:
+    for name, text in extra.items():
+        (root / name).write_text(text)
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.glob("*.py"))]
+    return [f"{Path(r.path).name}:{d.line} {d.code}" for r in process_project(reads, Config(), fix=False) for d in r.diagnostics]
+
+
+def test_a_script_that_converts_with_the_default_needs_a_gpu(tmp_path):
+    shutil.copytree(CASE, tmp_path / "p")
+    assert _findings(tmp_path / "p", {}) == []
+
+
+def test_a_script_that_says_cuda_false_runs_without_a_gpu(tmp_path):
+    shutil.copytree(CASE, tmp_path / "p")
+    script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n"
+              "model = nn.Linear(4, 2).cuda()\nx = tools.totensor(np.zeros((1, 4), dtype=np.float32), cuda=False)\n"
+              "print(tools.tonumpy(model(x.cuda())))\n")
+    found = _findings(tmp_path / "p", {"predict.py": script})
+    assert "predict.py:6 DEV002" in found and "predict.py:8 DEV002" in found
+    assert not any(f.startswith("train.py") for f in found)
+
+
+def test_a_function_that_calls_gpu_code_needs_a_gpu_too(tmp_path):
+    shutil.copytree(CASE, tmp_path / "p")
+    script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n\n"
+              "def batch():\n    return tools.totensor(np.zeros((1, 4), dtype=np.float32))\n\n\n"
+              "def main():\n    model = nn.Linear(4, 2).cuda()\n    print(model(batch()))\n\n\nmain()\n")
+    assert _findings(tmp_path / "p", {"infer.py": script}) == []
+
+
+def test_a_submodule_imported_by_name_is_analysed_first(tmp_path):
+    shutil.copytree(CASE, tmp_path / "p")
+    (tmp_path / "p" / "utils").mkdir()
+    (tmp_path / "p" / "utils" / "__init__.py").write_text("")
+    shutil.move(str(tmp_path / "p" / "tools.py"), str(tmp_path / "p" / "utils" / "tools.py"))
+    train = (tmp_path / "p" / "train.py").read_text().replace("import tools\n", "from utils import tools\n")
+    (tmp_path / "p" / "train.py").write_text(train)
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted((tmp_path / "p").rglob("*.py"))]
+    assert [d.code for r in process_project(reads, Config(), fix=False) for d in r.diagnostics] == []
+
+
+def test_a_script_that_imports_the_runs_cuda_extension_needs_a_gpu(tmp_path):
+    setup = ("from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+             "setup(name='fastsig', ext_modules=[CUDAExtension('fastsig', ['fastsig.cu'])],\n"
+             "      cmdclass={'build_ext': BuildExtension})\n")
+    test = ("import torch\nimport fastsig\n\n\ndef main():\n    x = torch.randn(4).cuda()\n"
+            "    print(fastsig.forward(x))\n\n\nmain()\n")
+    (tmp_path / "setup.py").write_text(setup)
+    (tmp_path / "test_ext.py").write_text(test)
+    assert _findings(tmp_path, {}) == []
+    # without the extension, the same `.cuda()` crashes a CPU-only machine for nothing
+    (tmp_path / "test_ext.py").write_text(test.replace("import fastsig\n", "").replace("fastsig.forward(x)", "x.sigmoid()"))
+    assert _findings(tmp_path, {}) == ["test_ext.py:5 DEV001", "test_ext.py:5 DEV002"]
+
+
+def test_a_helper_that_returns_before_its_gpu_call_does_not_need_a_gpu(tmp_path):
+    """`init_distributed_mode(args)` returns early without a cluster: its callers run on the CPU."""
+    dist = ("import os\nimport torch\n\n\ndef init_distributed_mode(args):\n    if 'RANK' not in os.environ:\n"
+            "        args.distributed = False\n        return\n    args.distributed = True\n"
+            "    torch.cuda.set_device(args.gpu)\n")
+    train = ("import argparse\nimport torch\n\nimport dist\n\n\ndef main(args):\n    dist.init_distributed_mode(args)\n"
+             "    x = torch.randn(2).cuda()\n    print(x)\n\n\nmain(argparse.Namespace(gpu=0))\n")
+    assert "train.py:9 DEV002" in _findings(tmp_path, {"dist.py": dist, "train.py": train})
