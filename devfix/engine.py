@@ -172,6 +172,8 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult, proje
         module = cst.parse_module(source)
     except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
+        if python_error is not None:
+            project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
         return
     silenced = suppressions.read(source)
     if silenced.skip_file:

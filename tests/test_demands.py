@@ -98,3 +98,13 @@ def test_a_helper_that_returns_before_its_gpu_call_does_not_need_a_gpu(tmp_path)
     train = ("import argparse\nimport torch\n\nimport dist\n\n\ndef main(args):\n    dist.init_distributed_mode(args)\n"
              "    x = torch.randn(2).cuda()\n    print(x)\n\n\nmain(argparse.Namespace(gpu=0))\n")
     assert "train.py:9 DEV002" in _findings(tmp_path, {"dist.py": dist, "train.py": train})
+
+
+def test_a_script_that_imports_a_module_no_parser_reads_never_runs(tmp_path):
+    """`input.cuda(async=True)` is a SyntaxError since Python 3.7: `import utils` fails, and
+    nothing after it runs on any machine (modelled on an SWA training script)."""
+    utils = "import torch\n\n\ndef train_epoch(loader, model):\n    for x, y in loader:\n        x = x.cuda(async=True)\n"
+    train = "import torch\nimport utils\n\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+    assert _findings(tmp_path, {"utils.py": utils, "train.py": train}) == []
+    utils = utils.replace("async=True", "non_blocking=True")
+    assert _findings(tmp_path, {"utils.py": utils}) == ["train.py:4 DEV001", "train.py:4 DEV002"]

@@ -90,13 +90,14 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(tmp_path, {
         "train.py": b"from helpers import used\nused()\ncallback = 'by_string'\n",
         "helpers.py": b"def used(): pass\ndef dead(): pass\ndef by_string(): pass\ndef test_me(): pass\n"
-                      b"def twin(): pass\n",
-        "other.py": b"def twin(): pass\ntwin()\n",  # a copy called elsewhere keeps both alive
+                      b"def twin(): pass\ndef via_module(): pass\n",
+        "other.py": b"def twin(): pass\ntwin()\n",  # a copy that calls itself: helpers.twin stays unnamed
+        "third.py": b"import helpers\ndef via_module(): pass\nhelpers.via_module()\n",  # through the module: alive
         "pkg/__init__.py": b"",
         "pkg/api.py": b"def public(): pass\n",  # a package's functions are its API
     })
     facts = ProjectFacts.from_files(files)
-    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
+    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead", "twin"})}
 
 
 def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):

@@ -24,6 +24,7 @@ import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
+from devfix.analysis.callers import kept_defaults
 from devfix.analysis.collect import Collected
 from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.classes import ClassFlow, ClassInfo
@@ -34,7 +35,7 @@ from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
 from devfix.analysis.scopes import Scope
 from devfix.analysis.tree import first_failure
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, join, join_slots, members
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join, join_slots, members
 
 MAX_PASSES = 4
 Args = List[Tuple[cst.Arg, Value]]
@@ -98,6 +99,8 @@ class Program(NameFlow, ClassFlow):
         self.gpu_only_users = view.gpu_only_users
         # It imports a CUDA extension the run builds (`CUDAExtension("mysigmoid", ...)`): GPU code.
         self.imports_cuda_extension = view.imports_cuda_extension
+        # What every call in the run passes this file's script functions (callers.py).
+        self.callers_pass = view.callers_pass
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
@@ -623,11 +626,33 @@ class Program(NameFlow, ClassFlow):
                 # from callers in other files: the evidence here is the parameter they fill
                 return replace(value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")}))
             return value
+        kept = self.kept_defaults(info)
+        if name in kept:
+            return constant(kept[name])  # no call in the run passes it (`fix=True` left alone)
         if not info.calls and api.LOADER_NAME.match(name):
             # spec: a parameter whose name says "data loader" is one (its batches are CPU tensors)
             element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
             return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
         return UNKNOWN
+
+    def kept_defaults(self, info: FunctionInfo) -> Dict[str, bool]:
+        """The `True`/`False` defaults of a script function that no call in the run overrides."""
+        if not self.callers_pass:
+            return {}
+        if self.data.parent.get(id(info.node)) is self.module:
+            key = info.name
+        elif info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
+            key = f"{info.klass.node.name.value}.{info.name}"
+        else:
+            return {}
+        params = info.parameters()
+        if info.self_name is not None and params and params[0].name.value == info.self_name:
+            params = params[1:]
+        positional = {id(p) for p in (*info.node.params.posonly_params, *info.node.params.params)}
+        spec = [(p.name.value, id(p) in positional,
+                 p.default.value == "True" if isinstance(p.default, cst.Name) and p.default.value in ("True", "False") else None)
+                for p in params]
+        return kept_defaults(spec, self.callers_pass.get(key))
 
     def arguments_of(self, info: FunctionInfo) -> Dict[str, Value]:
         """What the function's callers pass, by parameter: this file's call sites, or, for a

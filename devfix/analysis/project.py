@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from devfix.analysis.callers import Passed, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
@@ -43,6 +44,7 @@ _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\r\n]*", re.MULTILINE)
 _COMMENT = re.compile(rb"#[^\r\n]*")
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _PLAIN_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
@@ -62,6 +64,7 @@ class ProjectView:
     missing_modules: FrozenSet[str] = frozenset()  # project modules it imports that do not exist
     gpu_only_users: FrozenSet[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
     imports_cuda_extension: bool = False  # it imports a CUDA extension the run builds: it needs a GPU
+    callers_pass: Dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class ProjectFacts:
     gpu_only: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # filled by the engine (users.py)
     missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
     cuda_extensions: FrozenSet[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
+    unparseable: Set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
+    passed: Dict[str, Dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -95,16 +100,17 @@ class ProjectFacts:
         components = import_components(files, index) if paths else {}
         extensions = frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
         return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index),
-                   components=components, cuda_extensions=extensions)
+                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index))
 
     def view(self, path: str, data: bytes) -> ProjectView:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
         users): the filesystem is asked about its imports once."""
         if path not in self.missing:
             several = self.index is not None and len(self.index.files) > 1
-            self.missing[path] = self.index.missing_imports(path, data) if several else frozenset()
+            self.missing[path] = (self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
+                                  if several else frozenset())
         return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
-                           imports_any(data, self.cuda_extensions))
+                           imports_any(data, self.cuda_extensions), self.passed.get(path, {}))
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
@@ -176,6 +182,20 @@ class ProjectIndex:
             for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
                 name = name.strip().split(" ")[0]
                 if self._missing(importer, name):
+                    found.add(name)
+        return frozenset(found)
+
+    def imports_of(self, importer: str, data: bytes, paths: Set[str]) -> FrozenSet[str]:
+        """The modules `importer` imports at its top level that are among the run's `paths`
+        (files that cannot be parsed: importing one raises SyntaxError on every machine, as
+        `input.cuda(async=True)` does since Python 3.7)."""
+        if not paths:
+            return frozenset()
+        found: Set[str] = set()
+        for match in _TOP_IMPORT.finditer(data):
+            for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
+                name = name.strip().split(" ")[0]
+                if name and self.resolve(importer, name, 0) in paths:
                     found.add(name)
         return frozenset(found)
 
@@ -304,18 +324,15 @@ def _provides(folder: str, parts: List[str]) -> bool:
 def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, FrozenSet[str]]:
     """For each file outside a package, its top-level functions whose name is written nowhere
     in the run but in `def` lines: no call, no callback, no string names them
-    (`getattr(m, "train")`, `__all__`, an entry point all count; so does a call of another
-    function of the same name, copied into another script). A lone file is not a run of a
-    project: its importers are unknown."""
+    (`getattr(m, "train")`, `__all__`, an entry point all count; so does `helpers.train()`
+    anywhere, but not another script's bare `train()` when that script defines its own copy).
+    A lone file is not a run of a project: its importers are unknown."""
     if len(files) < 2:
         return {}
-    defined: Dict[str, List[Tuple[str, bytes]]] = {}
+    defined = script_functions(files, index)
     definitions: Counter = Counter()
     for path, data in files:
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
-        if path.endswith(".py") and not index.in_package(path) and not _DYNAMIC_LOOKUP.search(data):
-            names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _plain_methods(data)
-            defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
@@ -329,9 +346,50 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
         modules = _imported_modules(code)
         method_counts.update(word for word in _WORD.findall(code) if word in wanted)
         method_counts.subtract(name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules)
-    found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n])
+    own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
+    found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n]
+                             + (0 if "." in key else sum(uses[n] for other, uses in own.items() if other != path)))
              for path, names in defined.items()}
     return {path: names for path, names in found.items() if names}
+
+
+def _own_uses(data: bytes, names: Set[bytes]) -> Counter:
+    """How often the file names its own top-level functions `names` without a dot (`train(...)`
+    where it defines `def train`): uses of its own copy, not of another script's function of
+    the same name. A name it also imports may be the other file's: not counted."""
+    uses: Counter = Counter()
+    if not names:
+        return uses
+    imported = {word for line in _IMPORT_LINE.findall(data) for word in _WORD.findall(line)}
+    for match in _WORD.finditer(data):
+        name = match.group(0)
+        if name in names and name not in imported and data[match.start() - 1:match.start()] != b"." \
+                and not data[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
+            uses[name] += 1
+    return uses
+
+
+def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, List[Tuple[str, bytes]]]:
+    """For each file outside a package that looks nothing up by a computed name, its top-level
+    functions and the methods of its plain classes, as ("train", b"train") and ("GAN.load",
+    b"load"): code whose every use the run's text shows. Tests and dunders run by name."""
+    defined: Dict[str, List[Tuple[str, bytes]]] = {}
+    for path, data in files:
+        if path.endswith(".py") and not index.in_package(path) and not _DYNAMIC_LOOKUP.search(data):
+            names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _plain_methods(data)
+            defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
+    return defined
+
+
+def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, Dict[str, Passed]]:
+    """For each script file, what the run's calls pass its functions (callers.py), for the
+    functions whose every use is a plain call. A lone file is not a run: its callers are unknown."""
+    if len(files) < 2:
+        return {}
+    defined = script_functions(files, index)
+    passed = passed_arguments(files, frozenset(name for names in defined.values() for _, name in names))
+    found = {path: {key: passed[name] for key, name in names if name in passed} for path, names in defined.items()}
+    return {path: keys for path, keys in found.items() if keys}
 
 
 def _plain_methods(data: bytes) -> List[Tuple[str, bytes]]:

@@ -1,0 +1,107 @@
+"""What every caller of a script's function passes it, from a scan of the run's text.
+
+A parameter that no call in the run fills keeps its default:
+
+    def visualize_results(self, epoch, fix=True):
+        if fix:
+            z = self.sample_z_
+        else:
+            z = torch.rand(...).cuda()     # never runs: every caller leaves `fix` alone
+
+The scan is only trusted for the functions project.py lists as a script's own (top-level
+functions and methods of plain classes, in a folder that is not a package, in a file that
+looks nothing up by a computed name): for those, each use of the name is one the scan can
+see. Any use that is not a plain call (`callback=self.visualize`, a string, `*args`) makes
+the function's callers unknown, and nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT = re.compile(rb"#[^\r\n]*")
+_KEYWORD = re.compile(rb"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
+_STRING = re.compile(rb"'''.*?'''|\"\"\".*?\"\"\"|'[^'\n]*'|\"[^\"\n]*\"", re.DOTALL)
+
+# What the calls of one name pass: the most positional arguments any call passes, and every
+# keyword any call names.
+Passed = Tuple[int, FrozenSet[str]]
+
+
+def passed_arguments(files: Iterable[Tuple[str, bytes]], names: FrozenSet[bytes]) -> Dict[bytes, Passed]:
+    """For each of `names` whose every use in the run is `def name` or a call `name(...)`
+    with plain arguments: what its calls pass."""
+    positional: Dict[bytes, int] = {name: 0 for name in names}
+    keywords: Dict[bytes, set] = {name: set() for name in names}
+    unknown: set = set()
+    for _, data in files:
+        code = _COMMENT.sub(b"", data)
+        for match in _WORD.finditer(code):
+            name = match.group(0)
+            if name not in positional or name in unknown:
+                continue
+            if code[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
+                continue  # its definition
+            arguments = _call_arguments(code, match.end())
+            if arguments is None:
+                unknown.add(name)
+                continue
+            count = 0
+            for argument in arguments:
+                keyword = _KEYWORD.match(argument)
+                if argument.lstrip().startswith(b"*"):
+                    unknown.add(name)  # `*args`, `**kwargs`: anything may be passed
+                elif keyword:
+                    keywords[name].add(keyword.group(1).decode("ascii", "replace"))
+                else:
+                    count += 1
+            positional[name] = max(positional[name], count)
+    return {name: (positional[name], frozenset(keywords[name])) for name in names if name not in unknown}
+
+
+def _call_arguments(code: bytes, end: int) -> Optional[List[bytes]]:
+    """The top-level arguments of the call whose callee name ends at `end`, or None when the
+    name is not called there (or the call cannot be read plainly)."""
+    index = end
+    while index < len(code) and code[index:index + 1] in (b" ", b"\t"):
+        index += 1
+    if code[index:index + 1] != b"(":
+        return None
+    depth, start, parts = 0, index + 1, []
+    position = index
+    while position < len(code):
+        if code[position:position + 1] in (b"'", b'"'):
+            string = _STRING.match(code, position)
+            if string is None:
+                return None
+            position = string.end()
+            continue
+        char = code[position:position + 1]
+        if char in (b"(", b"[", b"{"):
+            depth += 1
+        elif char in (b")", b"]", b"}"):
+            depth -= 1
+            if depth == 0:
+                parts.append(code[start:position])
+                return [part for part in parts if part.strip()]
+        elif char == b"," and depth == 1:
+            parts.append(code[start:position])
+            start = position + 1
+        position += 1
+    return None
+
+
+def kept_defaults(params: List[Tuple[str, bool, Optional[bool]]], passed: Optional[Passed]) -> Dict[str, bool]:
+    """The parameters (name, positional?, constant default or None) that keep their `True`
+    or `False` default at every call, with that default."""
+    if passed is None:
+        return {}
+    count, keywords = passed
+    kept: Dict[str, bool] = {}
+    for position, (name, is_positional, default) in enumerate(params):
+        if default is None or name in keywords or is_positional and position < count:
+            continue
+        kept[name] = default
+    return kept
