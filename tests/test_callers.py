@@ -70,3 +70,40 @@ def test_a_caller_that_passes_the_flag_keeps_the_branch(tmp_path):
             "gan.visualize_results(2, fix=False)\n")
     found = _findings(tmp_path, {"gan.py": GAN, "main.py": main})
     assert "gan.py:19 DEV002" in found
+
+
+LOSS = """import torch
+import torch.nn as nn
+
+
+class SegmentationLosses(object):
+    def __init__(self, cuda=False):
+        self.cuda = cuda
+
+    def cross_entropy(self, logit, target):
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(logit.size(1)))
+        if self.cuda:
+            criterion = criterion.cuda()
+        return criterion(logit, target.long())
+
+
+if __name__ == "__main__":
+    loss = SegmentationLosses(cuda=True)
+    a = torch.rand(1, 3, 7, 7).cuda()
+    b = torch.rand(1, 7, 7).cuda()
+    print(loss.cross_entropy(a, b).item())
+"""
+
+
+def test_a_flag_a_self_test_sets_is_still_the_choice_of_other_callers(tmp_path):
+    """The self-test passes `cuda=True`; the training script passes its `--cuda` option. The
+    guarded `.cuda()` is the callers' choice; the self-test's own `.cuda()` calls are bugs
+    (modelled on a public DeepLab's losses)."""
+    train = ("import argparse\nimport torch\nfrom loss import SegmentationLosses\n\n"
+             "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
+             "args = parser.parse_args()\ncriterion = SegmentationLosses(cuda=args.cuda)\n")
+    found = _findings(tmp_path, {"loss.py": LOSS, "train.py": train})
+    assert found == ["loss.py:18 DEV001", "loss.py:18 DEV002", "loss.py:19 DEV002"]
+    # alone, the self-test is the only caller: `cuda=True` is a constant, and the guard always holds
+    (tmp_path / "train.py").unlink()
+    assert "loss.py:12 DEV002" in _findings(tmp_path, {})

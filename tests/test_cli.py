@@ -75,6 +75,15 @@ def test_check_reports_without_fixing(runner, project, monkeypatch):
     assert runner.invoke(main, ["check", "clean.py"]).exit_code == 0
 
 
+def test_a_finding_is_one_line_even_when_its_code_spans_lines(runner, tmp_path, monkeypatch):
+    (tmp_path / "net.py").write_text("import torch.nn as nn\n\nmodel = nn.Sequential(\n    nn.Linear(2, 2),\n).cuda()\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["check", "."])
+    findings = [line for line in result.output.splitlines() if "DEV0" in line]
+    assert findings and all(line.startswith("net.py:3:") for line in findings), result.output
+    assert "`nn.Sequential( nn.Linear(2, 2), ).cuda()` hard-codes CUDA" in result.output
+
+
 def test_json_output(runner, project, monkeypatch):
     monkeypatch.chdir(project)
     result = runner.invoke(main, ["check", "--format", "json", "train.py"])

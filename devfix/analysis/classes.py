@@ -409,6 +409,8 @@ class ClassFlow:
         a list, `setattr(self, name, layer)`), after which a plain list's layers may all be
         registered."""
         found = set()
+        by_hand: Set[str] = set()  # methods that register layers or parameters under computed names
+        self_calls: Dict[str, Set[str]] = {}  # method -> the methods it calls on `self`
         for name, method in klass.methods.items():
             start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
             params = method.params.params
@@ -421,8 +423,15 @@ class ClassFlow:
                     text = operations.string_of(call.args[0].value)
                     if text:
                         found.add(text)
-                if name == "__init__" and _registers_module(func, call, self_name):
-                    klass.registers_by_hand = True
+                    elif func.attr.value == "register_parameter":
+                        by_hand.add(name)  # `self.register_parameter(f"{name}-{i}", p)` over a list's layers
+                if _registers_module(func, call, self_name):
+                    by_hand.add(name)
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name:
+                    self_calls.setdefault(name, set()).add(func.attr.value)
+        # `__init__` registers by hand, itself or through a helper of the class
+        # (`self._add_to_parameters(layer.parameters(), ...)`)
+        klass.registers_by_hand = "__init__" in by_hand or bool(self_calls.get("__init__", set()) & by_hand)
         return found
 
     def _moves_inputs(self, klass: ClassInfo) -> bool:

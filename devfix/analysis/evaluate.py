@@ -372,7 +372,10 @@ class Frame:
         value = self.expr(node)
         if value.truth is None and value.kind is not Kind.HOST or value.kind is Kind.HOST and value.truth is None and value.flag is None:
             name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
-            if name is not None and CUDA_FLAG_NAME.match(name) and value.kind in (Kind.OTHER, Kind.HOST):
+            # a module method's parameter is taken for an activation of unknown place until
+            # shown otherwise; one named `use_cuda` that a condition tests is a flag
+            unknown_param = value.kind is Kind.TENSOR and value.place is Place.UNKNOWN and value.param is not None
+            if name is not None and CUDA_FLAG_NAME.match(name) and (value.kind in (Kind.OTHER, Kind.HOST) or unknown_param):
                 value = condition(True, False, "choice")
                 self.program.values[id(node)] = value
             elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):

@@ -101,6 +101,8 @@ class Program(NameFlow, ClassFlow):
         self.imports_cuda_extension = view.imports_cuda_extension
         # What every call in the run passes this file's script functions (callers.py).
         self.callers_pass = view.callers_pass
+        # Its top-level classes and functions that other files of the run name (project.py).
+        self.named_elsewhere = view.named_elsewhere
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
@@ -658,10 +660,21 @@ class Program(NameFlow, ClassFlow):
         """What the function's callers pass, by parameter: this file's call sites, or, for a
         top-level function no call of this file reaches, the callers in other files."""
         if info.calls:
+            if self._called_elsewhere(info):
+                # other files call it too, with what this file cannot see: a `True` one of this
+                # file's calls passes (`SegmentationLosses(cuda=True)` in a self-test) is not
+                # the value of the flag
+                return {name: UNKNOWN if value.kind is Kind.HOST and value.flag == "constant" else value
+                        for name, value in info.args.items()}
             return info.args
         if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
             return self.incoming[info.name]
         return {}
+
+    def _called_elsewhere(self, info: FunctionInfo) -> bool:
+        """Another file of the run names the function, or the class whose method it is."""
+        owner = info.klass.node if info.klass is not None else info.node
+        return self.data.parent.get(id(owner)) is self.module and owner.name.value in self.named_elsewhere
 
     def _self_value(self, info: FunctionInfo) -> Value:
         klass = info.klass

@@ -39,6 +39,7 @@ from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
+_TOP_NAME = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE)
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +66,7 @@ class ProjectView:
     gpu_only_users: FrozenSet[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
     imports_cuda_extension: bool = False  # it imports a CUDA extension the run builds: it needs a GPU
     callers_pass: Dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
+    named_elsewhere: FrozenSet[str] = frozenset()  # its top-level classes and functions other files name
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class ProjectFacts:
     cuda_extensions: FrozenSet[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
     unparseable: Set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
     passed: Dict[str, Dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
+    elsewhere: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> top-level names other files name
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -100,7 +103,8 @@ class ProjectFacts:
         components = import_components(files, index) if paths else {}
         extensions = frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
         return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index),
-                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index))
+                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index),
+                   elsewhere=named_in_other_files(files))
 
     def view(self, path: str, data: bytes) -> ProjectView:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
@@ -110,7 +114,8 @@ class ProjectFacts:
             self.missing[path] = (self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
                                   if several else frozenset())
         return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
-                           imports_any(data, self.cuda_extensions), self.passed.get(path, {}))
+                           imports_any(data, self.cuda_extensions), self.passed.get(path, {}),
+                           self.elsewhere.get(path, frozenset()))
 
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
@@ -367,6 +372,24 @@ def _own_uses(data: bytes, names: Set[bytes]) -> Counter:
                 and not data[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
             uses[name] += 1
     return uses
+
+
+def named_in_other_files(files: List[Tuple[str, bytes]]) -> Dict[str, FrozenSet[str]]:
+    """For each file, its top-level classes and functions whose name another file of the run
+    writes (an import, a call, a string): callers this file's analysis does not see."""
+    if len(files) < 2:
+        return {}
+    defined = {path: {n for n in _TOP_NAME.findall(data)} for path, data in files}
+    wanted = set().union(*defined.values())
+    if not wanted:
+        return {}
+    seen_in: Dict[bytes, Set[str]] = {}
+    for path, data in files:
+        for word in set(_WORD.findall(data)) & wanted:
+            seen_in.setdefault(word, set()).add(path)
+    found = {path: frozenset(n.decode("ascii", "replace") for n in names if seen_in.get(n, set()) - {path})
+             for path, names in defined.items()}
+    return {path: names for path, names in found.items() if names}
 
 
 def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, List[Tuple[str, bytes]]]:

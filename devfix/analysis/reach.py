@@ -50,6 +50,8 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
                 return False
             if _used_only_on_a_gpu(tree, program, ancestor):
                 return False  # every program of the run that builds it needs a GPU
+            if _built_only_on_a_gpu(tree, program, ancestor, node):
+                return False  # `__init__` calls `torch.cuda.set_device(self.gpus[0])`: no instance without one
         child = ancestor
     return not needs_gpu(tree, program, tree.module)
 
@@ -223,6 +225,18 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition) -> bool:
     """A top-level class or function that only code needing a GPU builds or calls (users.py)."""
     return definition.name.value in program.gpu_only_users and tree.parent(definition) is tree.module
+
+
+def _built_only_on_a_gpu(tree: Tree, program: Program, klass: cst.ClassDef, method: cst.CSTNode) -> bool:
+    """`method` is a method of `klass` other than `__init__`, and `__init__` needs a GPU
+    whenever it runs: an instance, and so a call of the method, exists only where there is a
+    GPU. Static and class methods need no instance."""
+    if not isinstance(method, cst.FunctionDef) or method.decorators or method.name.value == "__init__":
+        return False
+    if tree.parent(method) is not klass.body:
+        return False
+    init = next((s for s in klass.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    return init is not None and needs_gpu_when_called(tree, program, init)
 
 
 def _never_called(tree: Tree, site: cst.CSTNode) -> bool:

@@ -138,7 +138,8 @@ LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:
 # Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`): a condition on
 # one whose value the flow cannot follow is the user's choice of device (spec DEV002).
 CUDA_FLAG_NAME = re.compile(
-    r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$"
+    r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$",
+    re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
 # torch.cuda calls that need a GPU (they raise on a CPU-only machine). Side effects, alone on

@@ -11,6 +11,8 @@ exist yet carries the declaration it needs (`requests`); the engine inserts each
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
 
@@ -78,7 +80,8 @@ class Rule:
         requests: Tuple[DeclarationRequest, ...] = ()
         if device is not None and device.request is not None and edits:
             requests = (device.request,)
-        return Finding(self, node, message, tuple(edits), hint, requests)
+        # one finding, one line: a quoted expression that spans lines reads as one
+        return Finding(self, node, _one_line(message), tuple(edits), _one_line(hint), requests)
 
     @classmethod
     def docs(cls) -> str:
@@ -116,3 +119,8 @@ def names_list(names: Sequence[str]) -> str:
 
 
 __all__: List[str] = ["Example", "Finding", "Rule", "RuleContext", "names_list", "plural"]
+
+
+def _one_line(text: str) -> str:
+    """`nn.Sequential(\n    nn.Linear(...` -> `nn.Sequential( nn.Linear(...`."""
+    return re.sub(r"\s*\n\s*", " ", text) if "\n" in text else text

@@ -106,6 +106,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_cuda_call(ctx, call):
             if self._inside_cuda_method(ctx, call):
                 return None  # implements `.cuda()` itself (like `nn.Module.cuda`): CUDA is its contract
+            moved = facts.value(func.value)
+            if moved is not None and moved.kind is Kind.MODULE and moved.neutral:
+                # `nn.MSELoss().cuda()`, a module with no parameters or buffers: `.cuda()` has
+                # nothing to copy and never touches CUDA, so it runs on a CPU-only machine
+                return None
             receiver = facts.code(func.value, 40)
             message = f"`{receiver}.cuda()` hard-codes CUDA"
             if _changed_in_place(ctx, func.value):

@@ -11,7 +11,7 @@ def main(evaluate=True):
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = nn.Linear(8, 3)
     val_loader = DataLoader(TensorDataset(torch.randn(12, 8), torch.randint(0, 3, (12,))), batch_size=4)
-    criterion = nn.CrossEntropyLoss().to(device)
+    criterion = nn.CrossEntropyLoss().cuda()
     optimizer = torch.optim.SGD(model.parameters(), 0.1)
     model = torch.nn.DataParallel(model).to(device)
     if evaluate:
