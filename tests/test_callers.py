@@ -3,12 +3,8 @@ default nobody overrides leaves dead."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Dict, List
-
 from devfix.analysis.callers import kept_defaults, passed_arguments
-from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from project_runs import project_findings
 
 
 def test_calls_are_read_for_positional_and_keyword_arguments():
@@ -27,13 +23,6 @@ def test_a_default_is_kept_only_past_every_positional_and_keyword_argument():
     assert kept_defaults(spec, (1, frozenset())) == {"fix": True, "tag": False, "cuda": True}
     assert kept_defaults(spec, (2, frozenset({"cuda"}))) == {"tag": False}
     assert kept_defaults(spec, None) == {}
-
-
-def _findings(root: Path, files: Dict[str, str]) -> List[str]:
-    for name, text in files.items():
-        (root / name).write_text(text)
-    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.glob("*.py"))]
-    return [f"{Path(r.path).name}:{d.line} {d.code}" for r in process_project(reads, Config(), fix=False) for d in r.diagnostics]
 
 
 GAN = """import torch
@@ -62,13 +51,13 @@ class GAN(object):
 
 def test_a_branch_no_caller_takes_is_not_rewritten(tmp_path):
     main = "import torch\nfrom gan import GAN\n\ngan = GAN()\ngan.visualize_results(1)\n"
-    assert _findings(tmp_path, {"gan.py": GAN, "main.py": main}) == []
+    assert project_findings(tmp_path, {"gan.py": GAN, "main.py": main}) == []
 
 
 def test_a_caller_that_passes_the_flag_keeps_the_branch(tmp_path):
     main = ("import torch\nfrom gan import GAN\n\ngan = GAN()\ngan.visualize_results(1)\n"
             "gan.visualize_results(2, fix=False)\n")
-    found = _findings(tmp_path, {"gan.py": GAN, "main.py": main})
+    found = project_findings(tmp_path, {"gan.py": GAN, "main.py": main})
     assert "gan.py:19 DEV002" in found
 
 
@@ -102,8 +91,8 @@ def test_a_flag_a_self_test_sets_is_still_the_choice_of_other_callers(tmp_path):
     train = ("import argparse\nimport torch\nfrom loss import SegmentationLosses\n\n"
              "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
              "args = parser.parse_args()\ncriterion = SegmentationLosses(cuda=args.cuda)\n")
-    found = _findings(tmp_path, {"loss.py": LOSS, "train.py": train})
+    found = project_findings(tmp_path, {"loss.py": LOSS, "train.py": train})
     assert found == ["loss.py:18 DEV001", "loss.py:18 DEV002", "loss.py:19 DEV002"]
     # alone, the self-test is the only caller: `cuda=True` is a constant, and the guard always holds
     (tmp_path / "train.py").unlink()
-    assert "loss.py:12 DEV002" in _findings(tmp_path, {})
+    assert "loss.py:12 DEV002" in project_findings(tmp_path, {})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Dict, List
 
 import libcst as cst
 
@@ -13,6 +12,7 @@ from devfix.analysis.demands import cuda_default_params
 from devfix.analysis.tree import Tree
 from devfix.config import Config
 from devfix.engine import FileResult, process_project
+from project_runs import project_findings
 
 CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_gpu_by_default_helper"
 
@@ -35,16 +35,9 @@ def test_other_defaults_and_guards_do_not():
     assert _defaults("def f(x, cuda=True):\n    def g(cuda):\n        if cuda:\n            return x.cuda()\n    return g\n") == frozenset()
 
 
-def _findings(root: Path, extra: Dict[str, str]) -> List[str]:
-    for name, text in extra.items():
-        (root / name).write_text(text)
-    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.glob("*.py"))]
-    return [f"{Path(r.path).name}:{d.line} {d.code}" for r in process_project(reads, Config(), fix=False) for d in r.diagnostics]
-
-
 def test_a_script_that_converts_with_the_default_needs_a_gpu(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
-    assert _findings(tmp_path / "p", {}) == []
+    assert project_findings(tmp_path / "p", {}) == []
 
 
 def test_a_script_that_says_cuda_false_runs_without_a_gpu(tmp_path):
@@ -52,7 +45,7 @@ def test_a_script_that_says_cuda_false_runs_without_a_gpu(tmp_path):
     script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n"
               "model = nn.Linear(4, 2).cuda()\nx = tools.totensor(np.zeros((1, 4), dtype=np.float32), cuda=False)\n"
               "print(tools.tonumpy(model(x.cuda())))\n")
-    found = _findings(tmp_path / "p", {"predict.py": script})
+    found = project_findings(tmp_path / "p", {"predict.py": script})
     assert "predict.py:6 DEV002" in found and "predict.py:8 DEV002" in found
     assert not any(f.startswith("train.py") for f in found)
 
@@ -62,7 +55,7 @@ def test_a_function_that_calls_gpu_code_needs_a_gpu_too(tmp_path):
     script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n\n"
               "def batch():\n    return tools.totensor(np.zeros((1, 4), dtype=np.float32))\n\n\n"
               "def main():\n    model = nn.Linear(4, 2).cuda()\n    print(model(batch()))\n\n\nmain()\n")
-    assert _findings(tmp_path / "p", {"infer.py": script}) == []
+    assert project_findings(tmp_path / "p", {"infer.py": script}) == []
 
 
 def test_a_submodule_imported_by_name_is_analysed_first(tmp_path):
@@ -84,10 +77,10 @@ def test_a_script_that_imports_the_runs_cuda_extension_needs_a_gpu(tmp_path):
             "    print(fastsig.forward(x))\n\n\nmain()\n")
     (tmp_path / "setup.py").write_text(setup)
     (tmp_path / "test_ext.py").write_text(test)
-    assert _findings(tmp_path, {}) == []
+    assert project_findings(tmp_path, {}) == []
     # without the extension, the same `.cuda()` crashes a CPU-only machine for nothing
     (tmp_path / "test_ext.py").write_text(test.replace("import fastsig\n", "").replace("fastsig.forward(x)", "x.sigmoid()"))
-    assert _findings(tmp_path, {}) == ["test_ext.py:5 DEV001", "test_ext.py:5 DEV002"]
+    assert project_findings(tmp_path, {}) == ["test_ext.py:5 DEV001", "test_ext.py:5 DEV002"]
 
 
 def test_a_helper_that_returns_before_its_gpu_call_does_not_need_a_gpu(tmp_path):
@@ -97,7 +90,7 @@ def test_a_helper_that_returns_before_its_gpu_call_does_not_need_a_gpu(tmp_path)
             "    torch.cuda.set_device(args.gpu)\n")
     train = ("import argparse\nimport torch\n\nimport dist\n\n\ndef main(args):\n    dist.init_distributed_mode(args)\n"
              "    x = torch.randn(2).cuda()\n    print(x)\n\n\nmain(argparse.Namespace(gpu=0))\n")
-    assert "train.py:9 DEV002" in _findings(tmp_path, {"dist.py": dist, "train.py": train})
+    assert "train.py:9 DEV002" in project_findings(tmp_path, {"dist.py": dist, "train.py": train})
 
 
 def test_a_script_that_imports_a_module_no_parser_reads_never_runs(tmp_path):
@@ -105,6 +98,6 @@ def test_a_script_that_imports_a_module_no_parser_reads_never_runs(tmp_path):
     nothing after it runs on any machine (modelled on an SWA training script)."""
     utils = "import torch\n\n\ndef train_epoch(loader, model):\n    for x, y in loader:\n        x = x.cuda(async=True)\n"
     train = "import torch\nimport utils\n\nmodel = torch.nn.Linear(2, 2).cuda()\n"
-    assert _findings(tmp_path, {"utils.py": utils, "train.py": train}) == []
+    assert project_findings(tmp_path, {"utils.py": utils, "train.py": train}) == []
     utils = utils.replace("async=True", "non_blocking=True")
-    assert _findings(tmp_path, {"utils.py": utils}) == ["train.py:4 DEV001", "train.py:4 DEV002"]
+    assert project_findings(tmp_path, {"utils.py": utils}) == ["train.py:4 DEV001", "train.py:4 DEV002"]

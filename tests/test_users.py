@@ -4,37 +4,28 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Dict, List
 
-from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from project_runs import project_findings
 
 CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_model_used_only_by_gpu_script"
 
 
-def _findings(root: Path, extra: Dict[str, str]) -> List[str]:
-    for name, text in extra.items():
-        (root / name).write_text(text)
-    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.glob("*.py"))]
-    return [f"{Path(r.path).name}:{d.line} {d.code}" for r in process_project(reads, Config(), fix=False) for d in r.diagnostics]
-
-
 def test_a_model_only_a_gpu_only_script_builds_is_left_alone(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
-    assert _findings(tmp_path / "p", {}) == []
+    assert project_findings(tmp_path / "p", {}) == []
 
 
 def test_one_script_that_runs_without_a_gpu_makes_its_cuda_a_bug(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
     predict = ("import torch\nfrom model import Decoder, Seq2Seq\n\n"
                "model = Seq2Seq(Decoder(20, 16))\nprint(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\n")
-    assert "model.py:27 DEV002" in _findings(tmp_path / "p", {"predict.py": predict})
+    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"predict.py": predict})
 
 
 def test_a_class_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
     registry = "from model import Seq2Seq\n\nMODELS = {'seq2seq': Seq2Seq}\n"
-    assert "model.py:27 DEV002" in _findings(tmp_path / "p", {"registry.py": registry})
+    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"registry.py": registry})
 
 
 def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
@@ -43,4 +34,4 @@ def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
     main = ("import torch\nfrom model import Decoder, Seq2Seq\n\ntry:\n    model = Seq2Seq(Decoder(20, 16))\n"
             "    print(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\nexcept Exception as error:\n    print(error)\n")
-    assert "model.py:27 DEV002" in _findings(tmp_path / "p", {"main.py": main})
+    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"main.py": main})
