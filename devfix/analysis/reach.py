@@ -10,7 +10,8 @@ DEV002 and DEV001 ask this before calling a hard-coded CUDA a crash.
 from __future__ import annotations
 
 import weakref
-from typing import Dict, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -56,34 +57,59 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
     return not needs_gpu(tree, program, tree.module)
 
 
-_NEEDS_GPU: "weakref.WeakKeyDictionary[Program, Dict[int, bool]]" = weakref.WeakKeyDictionary()
+_NEEDS_GPU: "weakref.WeakKeyDictionary[Program, Dict[Tuple[str, int], bool]]" = weakref.WeakKeyDictionary()
+_GPU_CALLS: "weakref.WeakKeyDictionary[Program, _GpuCalls]" = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class _GpuCalls:
+    """Per scope (a function, or the module's own code), keyed by its node's id: the calls
+    that ask for a GPU and run whenever the scope runs, and the calls of the file's functions
+    that do. Built once per program, so that following calls stays linear."""
+
+    direct: Dict[int, List[cst.CSTNode]] = field(default_factory=dict)
+    sites: Dict[int, List[Tuple[cst.CSTNode, cst.FunctionDef]]] = field(default_factory=dict)
+
+
+def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
+    index = _GPU_CALLS.get(program)
+    if index is None:
+        index = _GpuCalls()
+        seen: Set[int] = set()
+        for call in [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]:
+            owner = _scope_owner(tree, call)
+            if id(call) not in seen and _unconditional_in(tree, call, owner):
+                index.direct.setdefault(id(owner), []).append(call)
+            seen.add(id(call))
+        for info in program.functions.values():
+            for site in {id(site): site for site in program.call_sites.get(id(info.node), [])}.values():
+                owner = _scope_owner(tree, site)
+                if owner is not info.node and _unconditional_in(tree, site, owner):
+                    index.sites.setdefault(id(owner), []).append((site, info.node))
+        _GPU_CALLS[program] = index
+    return index
+
+
+def _scope_owner(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:
+    """The function whose body holds `node`, or the module."""
+    return next((a for a in tree.ancestors(node) if isinstance(a, cst.FunctionDef)), tree.module)
 
 
 def needs_gpu(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
     """The function (or the module's own code) asks CUDA, unconditionally, for something only a
-    GPU has: `torch.cuda.current_device()`, `torch.cuda.Event(...)`, `.cuda(args.gpu)`. It cannot
-    run on a CPU-only machine whatever devfix does, so rewriting its `.cuda()` calls is churn."""
+    GPU has: `torch.cuda.current_device()`, `torch.cuda.Event(...)`, `.cuda(args.gpu)`, or
+    calls, unconditionally, a function of its file that needs a GPU whenever it is called (a
+    training step that converts every array with a `.cuda()` helper; functions of other files
+    tell it through their summaries, summarize.py). It cannot run on a CPU-only machine
+    whatever devfix does, so rewriting its `.cuda()` calls is churn."""
     cache = _NEEDS_GPU.setdefault(program, {})
-    key = id(owner)
+    key = ("any", id(owner))
     if key not in cache:
         cache[key] = False  # a recursive call adds nothing while the answer is pending
-        calls = [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]
-        cache[key] = (owner is tree.module and program.imports_cuda_extension
-                      or any(_unconditional_in(tree, call, owner) for call in calls) or _calls_gpu_code(tree, program, owner))
+        index = _gpu_calls(tree, program)
+        cache[key] = (owner is tree.module and program.imports_cuda_extension or bool(index.direct.get(id(owner)))
+                      or any(needs_gpu_when_called(tree, program, callee) for _, callee in index.sites.get(id(owner), ())))
     return cache[key]
-
-
-def _calls_gpu_code(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
-    """`owner` calls, unconditionally, a function of its file that needs a GPU whenever it
-    is called (a training step that converts every array with a `.cuda()` helper): it needs
-    one too. Functions of other files tell it through their summaries (summarize.py)."""
-    for info in program.functions.values():
-        if info.node is owner:
-            continue
-        sites = program.call_sites.get(id(info.node), [])
-        if any(_unconditional_in(tree, site, owner) for site in sites) and needs_gpu_when_called(tree, program, info.node):
-            return True
-    return False
 
 
 def needs_gpu_when_called(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
@@ -91,19 +117,24 @@ def needs_gpu_when_called(tree: Tree, program: Program, function: cst.FunctionDe
     `init_distributed_mode(args)` returns early without a cluster, before its
     `torch.cuda.set_device(args.gpu)`, so a call of it needs no GPU. (A `raise` for bad input
     is no way around the GPU: the program fails either way.)"""
-    if not needs_gpu(tree, program, function):
-        return False
+    cache = _NEEDS_GPU.setdefault(program, {})
+    key = ("called", id(function))
+    if key not in cache:
+        cache[key] = False
+        cache[key] = needs_gpu(tree, program, function) and _asks_before_return(tree, program, function)
+    return cache[key]
+
+
+def _asks_before_return(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
     exit_node = _first_exit(tree, function)
 
     def before_exit(node: cst.CSTNode) -> bool:
         return exit_node is None or tree.order(node) < tree.order(exit_node) or tree.is_inside(node, exit_node)
 
-    calls = [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]
-    if any(_unconditional_in(tree, c, function) and before_exit(c) for c in calls):
+    index = _gpu_calls(tree, program)
+    if any(before_exit(call) for call in index.direct.get(id(function), ())):
         return True
-    return any(before_exit(site) and _unconditional_in(tree, site, function) and needs_gpu_when_called(tree, program, info.node)
-               for info in program.functions.values() if info.node is not function
-               for site in program.call_sites.get(id(info.node), []))
+    return any(before_exit(site) and needs_gpu_when_called(tree, program, callee) for site, callee in index.sites.get(id(function), ()))
 
 
 def _first_exit(tree: Tree, function: cst.FunctionDef) -> Optional[cst.CSTNode]:
