@@ -11,6 +11,7 @@ applied are inserted once per scope (DEV001), whichever rule asked first.
 from __future__ import annotations
 
 import ast
+import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -141,13 +142,30 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
         return {}
     mentioned: Set[str] = set()
     for read in reads:
-        if read.error is None and any(name.encode() in read.old for name in names):
+        if read.error is None and _mentions_other_than_calls(read.old, names):
             try:
                 mentioned |= users.named_elsewhere(cst.parse_module(read.old), names)
             except Exception:  # noqa: BLE001 - a file that cannot be parsed names anything
                 return {}
     found = {path: frozenset(n for n in found if n not in mentioned) for path, found in candidates.items()}
     return {path: names for path, names in found.items() if names}
+
+
+def _mentions_other_than_calls(data: bytes, names: FrozenSet[str]) -> bool:
+    """A cheap text test before a parse: the file writes one of `names` somewhere that is not
+    `name(`, an import line or its own `def`/`class` line. Only such a file can hand the class
+    or function to other code (users.named_elsewhere decides, on the parsed file)."""
+    for name in names:
+        token = name.encode()
+        if token not in data:
+            continue
+        for line in data.splitlines():
+            stripped = line.lstrip()
+            if token not in line or stripped.startswith((b"import ", b"from ", b"def " + token, b"class " + token)):
+                continue
+            if re.search(rb"\b" + re.escape(token) + rb"\b(?!\s*\()", line):
+                return True
+    return False
 
 
 def _reexports(read: FileResult) -> bool:
