@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_COMMENT = re.compile(rb"#[^\r\n]*")
+WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")  # a name, as the project's text scans read one
+COMMENT = re.compile(rb"#[^\r\n]*")
 _KEYWORD = re.compile(rb"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _STRING = re.compile(rb"'''.*?'''|\"\"\".*?\"\"\"|'[^'\n]*'|\"[^\"\n]*\"", re.DOTALL)
 
@@ -37,8 +37,8 @@ def passed_arguments(files: Iterable[Tuple[str, bytes]], names: FrozenSet[bytes]
     keywords: Dict[bytes, set] = {name: set() for name in names}
     unknown: set = set()
     for _, data in files:
-        code = _COMMENT.sub(b"", data)
-        for match in _WORD.finditer(code):
+        code = COMMENT.sub(b"", data)
+        for match in WORD.finditer(code):
             name = match.group(0)
             if name not in positional or name in unknown:
                 continue

@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from devfix.analysis.callers import Passed, passed_arguments
+from devfix.analysis.callers import COMMENT, WORD, Passed, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
@@ -42,14 +42,10 @@ _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _TOP_NAME = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE)
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\r\n]*", re.MULTILINE)
-_COMMENT = re.compile(rb"#[^\r\n]*")
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _PLAIN_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
-_MODULE_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
 # Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
@@ -346,10 +342,10 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
     # (`torch.load`): for methods, neither counts.
     method_counts: Counter = Counter()
     for _, data in files:
-        counts.update(word for word in _WORD.findall(data) if word in wanted)
-        code = _COMMENT.sub(b"", data)
+        counts.update(word for word in WORD.findall(data) if word in wanted)
+        code = COMMENT.sub(b"", data)
         modules = _imported_modules(code)
-        method_counts.update(word for word in _WORD.findall(code) if word in wanted)
+        method_counts.update(word for word in WORD.findall(code) if word in wanted)
         method_counts.subtract(name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules)
     own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
     found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n]
@@ -365,8 +361,8 @@ def _own_uses(data: bytes, names: Set[bytes]) -> Counter:
     uses: Counter = Counter()
     if not names:
         return uses
-    imported = {word for line in _IMPORT_LINE.findall(data) for word in _WORD.findall(line)}
-    for match in _WORD.finditer(data):
+    imported = {word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)}
+    for match in WORD.finditer(data):
         name = match.group(0)
         if name in names and name not in imported and data[match.start() - 1:match.start()] != b"." \
                 and not data[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
@@ -385,7 +381,7 @@ def named_in_other_files(files: List[Tuple[str, bytes]]) -> Dict[str, FrozenSet[
         return {}
     seen_in: Dict[bytes, Set[str]] = {}
     for path, data in files:
-        for word in set(_WORD.findall(data)) & wanted:
+        for word in set(WORD.findall(data)) & wanted:
             seen_in.setdefault(word, set()).add(path)
     found = {path: frozenset(n.decode("ascii", "replace") for n in names if seen_in.get(n, set()) - {path})
              for path, names in defined.items()}
@@ -463,7 +459,7 @@ def _imported_modules(data: bytes) -> Set[bytes]:
     """The names `import torch`, `import numpy as np`, `import os.path` bind: `torch.load` is
     the module's function, not a reference to a method called `load`."""
     names: Set[bytes] = set()
-    for clause in _MODULE_IMPORT.findall(data):
+    for clause in (match.group(4) for match in _IMPORT.finditer(data) if match.group(4)):
         for part in clause.split(b","):
             words = part.split()
             if words:
