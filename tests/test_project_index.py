@@ -93,11 +93,27 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
                       b"def twin(): pass\ndef via_module(): pass\n",
         "other.py": b"def twin(): pass\ntwin()\n",  # a copy that calls itself: helpers.twin stays unnamed
         "third.py": b"import helpers\ndef via_module(): pass\nhelpers.via_module()\n",  # through the module: alive
-        "pkg/__init__.py": b"",
-        "pkg/api.py": b"def public(): pass\n",  # a package's functions are its API
+        "lib/setup.py": b"from setuptools import setup\nsetup(name='pkg')\n",
+        "lib/pkg/__init__.py": b"",
+        "lib/pkg/api.py": b"def public(): pass\n",  # an installable package's functions are its API
+        "utils/__init__.py": b"from .misc import *\n",
+        "utils/misc.py": b"def sliced(): pass\n",  # a package nothing installs: only the run uses it
     })
     facts = ProjectFacts.from_files(files)
-    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead", "twin"})}
+    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead", "twin"}),
+                                  str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"})}
+
+
+def test_a_pyproject_that_only_configures_tools_does_not_make_a_library(tmp_path):
+    files = _tree(tmp_path, {
+        "pyproject.toml": b"[tool.devfix]\nselect = ['DEV002']\n",
+        "utils/__init__.py": b"",
+        "utils/misc.py": b"def sliced(): pass\n",
+        "train.py": b"import utils\n",
+    })
+    assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"})}
+    (tmp_path / "pyproject.toml").write_bytes(b"[project]\nname = 'utils'\n")
+    assert ProjectFacts.from_files(files).unreferenced == {}
 
 
 def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):
@@ -106,12 +122,15 @@ def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):
         "gan.py": b"import torch\nclass GAN(object):\n    def __init__(self): pass\n\n    def train(self):\n"
                   b"        # load the data\n        self.save()\n    def save(self): pass\n    def load(self): pass\n"
                   b"    def by_string(self): pass\nclass Net(torch.nn.Module):\n    def unused(self): pass\n"
-                  b"class Env:\n    def test_step(self): pass\n    def step(self): pass\nattr = 'by_string'\n",
+                  b"    def forward(self, x): pass\n    def extra_repr(self): pass\nclass Sub(Net):\n    def edit(self): pass\n"
+                  b"class Env:\n    def test_step(self): pass\n    def step(self): pass\nattr = 'by_string'\n"
+                  b"class Game(gym.Env):\n    def reset(self): pass\n",
     })
     facts = ProjectFacts.from_files(files)
     # `torch.load` is a module's function and the comment is English: neither names `load`;
-    # a string does; a subclass's methods may be called by its framework; tests run by name.
-    assert facts.unreferenced == {str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step"})}
+    # a string does; torch calls a module's methods by `nn.Module`'s names only, a subclass of
+    # a project module included; another framework's subclass may be called by name; tests run by name.
+    assert facts.unreferenced == {str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step", "Net.unused", "Sub.edit"})}
 
 
 def test_a_lone_file_has_no_unreferenced_functions(tmp_path):

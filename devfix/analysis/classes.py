@@ -123,6 +123,12 @@ def _through(cls: ClassInfo, value: Value) -> Value:
     return value
 
 
+def _hands_tensors(args) -> bool:
+    """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
+    module's own (a loss's `weight=`), so the module is not taken for one without tensors."""
+    return any(value.kind is Kind.TENSOR for _, value in args)
+
+
 class ClassFlow:
     """The class-related half of `Program` (see program.py for the state it reads)."""
 
@@ -139,7 +145,8 @@ class ClassFlow:
         if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
-            return self.construct(frame, node, neutral=not summary.has_state and not children, cls=cls, children=children)
+            neutral = not summary.has_state and not children and not _hands_tensors(args)
+            return self.construct(frame, node, neutral=neutral, cls=cls, children=children)
         calls._escape_all(frame, args)
         if summary.kind == "module":
             return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
@@ -351,7 +358,8 @@ class ClassFlow:
             if cls.framework or cls.places_itself or cls.moves_inputs:
                 calls._escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
-            return self.construct(frame, node, neutral=not cls.has_state and not children and not cls.bases, cls=cls, children=children)
+            neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
+            return self.construct(frame, node, neutral=neutral, cls=cls, children=children)
         instance = Value(Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node))
         if init is not None:
             self.call_function(frame, node, self.functions[id(init)], args, bound=instance)

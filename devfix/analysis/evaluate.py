@@ -31,6 +31,18 @@ if TYPE_CHECKING:  # pragma: no cover
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+def _flag_operand(frame: "Frame", node: cst.BaseExpression) -> bool:
+    """`args.num_gpu`, `len(opt.gpu_ids)`: an option whose name says "GPU" and whose value the
+    flow cannot follow, the left side of a comparison that tests the user's choice."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        node = node.args[0].value
+    name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
+    if name is None or not CUDA_FLAG_NAME.match(name):
+        return False
+    value = frame.program.values.get(id(node))
+    return value is not None and (value.truth is None or value.flag == "choice") and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+
+
 class Frame:
     """One evaluation of one scope."""
 
@@ -375,9 +387,14 @@ class Frame:
             # a module method's parameter is taken for an activation of unknown place until
             # shown otherwise; one named `use_cuda` that a condition tests is a flag
             unknown_param = value.kind is Kind.TENSOR and value.place is Place.UNKNOWN and value.param is not None
-            if name is not None and CUDA_FLAG_NAME.match(name) and (value.kind in (Kind.OTHER, Kind.HOST) or unknown_param):
+            if name is not None and CUDA_FLAG_NAME.match(name) and (value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT) or unknown_param):
                 value = condition(True, False, "choice")
                 self.program.values[id(node)] = value
+            elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _flag_operand(self, node.left):
+                chosen = operations.option_test(node)
+                if chosen is not None:
+                    value = chosen
+                    self.program.values[id(node)] = value
             elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                 inner = self.program.values.get(id(node.expression))
                 if inner is not None and inner.truth is None:

@@ -278,6 +278,28 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
     return HOST
 
 
+def option_test(node: cst.Comparison) -> Optional[Value]:
+    """`args.num_gpu == 1`, `len(opt.gpu_ids) > 0`, `args.gpu >= 0`, `opt.ngpu == 0`: a GPU
+    option compared with 0, 1 or -1 says whether the user chose a GPU (a count of one, or an
+    index); on a CPU-only machine the user chooses none. None for any other comparison."""
+    if len(node.comparisons) != 1:
+        return None
+    comparator = node.comparisons[0].comparator
+    negative = isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus)
+    number = comparator.expression if negative else comparator
+    if not isinstance(number, cst.Integer) or number.value not in ("0", "1"):
+        return None
+    limit = -int(number.value) if negative else int(number.value)
+    chosen = {cst.GreaterThan: (0, -1), cst.GreaterThanEqual: (0, 1), cst.NotEqual: (0, -1), cst.Equal: (1,)}
+    declined = {cst.Equal: (0, -1), cst.LessThan: (0, 1), cst.LessThanEqual: (0, -1)}
+    operator = type(node.comparisons[0].operator)
+    if limit in chosen.get(operator, ()):
+        return condition(True, False, "choice")
+    if limit in declined.get(operator, ()):
+        return condition(False, True, "choice")
+    return None
+
+
 def _names_device_type(node: cst.BaseExpression) -> bool:
     """`<x>.type` or `<x>.device.type`: the kind of a device, spelled as devices spell it."""
     return isinstance(node, cst.Attribute) and node.attr.value == "type"

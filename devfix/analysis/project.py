@@ -35,6 +35,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from devfix.analysis.callers import COMMENT, WORD, Passed, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
+from devfix.analysis.torch_api import NN_MODULE_METHODS
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
@@ -45,7 +46,11 @@ _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
-_PLAIN_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
+_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:")
+_TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:", re.MULTILINE)
+_MODULE_BASES = frozenset({b"nn.Module", b"torch.nn.Module", b"Module"})
+# Files that make a folder an installable distribution: its packages are a library's API.
+_PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 # Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
@@ -167,6 +172,7 @@ class ProjectIndex:
         for path in paths:
             if path.endswith(".py"):
                 self.files[os.path.normcase(os.path.abspath(path))] = path
+        self._distributions: Dict[str, bool] = {}  # folder -> holds packaging metadata
         self.tops: Set[str] = set()  # first components of every name some file could be imported by
         for absolute in self.files:
             folder, base = os.path.split(absolute)
@@ -217,6 +223,24 @@ class ProjectIndex:
             parent = os.path.dirname(folder)
             if parent == folder:
                 return seen_package
+            folder = parent
+
+    def in_library(self, path: str) -> bool:
+        """The file belongs to a package of an installable distribution (a `setup.py`,
+        `setup.cfg` or a `pyproject.toml` with a `[project]` or build table above it): others
+        import its functions, which count as called. A package of a repository that nothing
+        installs (`utils/` beside the training scripts) is only used by the run's own files."""
+        if not self.in_package(path):
+            return False
+        folder = os.path.dirname(os.path.abspath(path))
+        while True:
+            if folder not in self._distributions:
+                self._distributions[folder] = any(_packages(os.path.join(folder, name)) for name in _PACKAGING)
+            if self._distributions[folder]:
+                return True
+            parent = os.path.dirname(folder)
+            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
+                return False  # a repository's root ends the search
             folder = parent
 
     def in_package(self, path: str) -> bool:
@@ -389,13 +413,14 @@ def named_in_other_files(files: List[Tuple[str, bytes]]) -> Dict[str, FrozenSet[
 
 
 def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, List[Tuple[str, bytes]]]:
-    """For each file outside a package that looks nothing up by a computed name, its top-level
-    functions and the methods of its plain classes, as ("train", b"train") and ("GAN.load",
-    b"load"): code whose every use the run's text shows. Tests and dunders run by name."""
+    """For each file outside an installed library that looks nothing up by a computed name, its
+    top-level functions and the methods of its closed classes, as ("train", b"train") and
+    ("GAN.load", b"load"): code whose every use the run's text shows. Tests and dunders run by name."""
     defined: Dict[str, List[Tuple[str, bytes]]] = {}
+    closed = _closed_classes(files)
     for path, data in files:
-        if path.endswith(".py") and not index.in_package(path) and not _DYNAMIC_LOOKUP.search(data):
-            names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _plain_methods(data)
+        if path.endswith(".py") and not index.in_library(path) and not _DYNAMIC_LOOKUP.search(data):
+            names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _closed_methods(data, closed)
             defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
     return defined
 
@@ -411,29 +436,81 @@ def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[
     return {path: keys for path, keys in found.items() if keys}
 
 
-def _plain_methods(data: bytes) -> List[Tuple[str, bytes]]:
-    """The methods of the file's top-level plain classes (`class GAN(object):`), as
-    ("GAN.load", b"load"). Nothing but the program calls the methods of a class with no base
-    (an `nn.Module`'s `forward`, a gym environment's `step`, a test case's `setUp` are called
-    by their framework), so one whose name is written nowhere else never runs."""
+def _closed_classes(files: List[Tuple[str, bytes]]) -> Dict[bytes, bool]:
+    """The run's top-level classes whose every base is `object`, `nn.Module` or another such
+    class defined once in the run, each with whether `nn.Module` is among its ancestors. Only
+    the program (and, for a module, torch by the names of `nn.Module`'s own methods) calls their
+    methods: a gym environment's `step`, a test case's `setUp`, a Lightning module's hooks are
+    called by frameworks devfix does not know, so their classes are not closed."""
+    bases: Dict[bytes, List[List[bytes]]] = {}
+    for _, data in files:
+        for match in _TOP_CLASS.finditer(data):
+            listed = [b.strip() for b in (match.group(2) or b"").split(b",") if b.strip()]
+            bases.setdefault(match.group(1), []).append(listed)
+    closed: Dict[bytes, Optional[bool]] = {}
+
+    def module_based(listed: List[bytes], seen: FrozenSet[bytes]) -> Optional[bool]:
+        module = False
+        for base in listed:
+            if base in _MODULE_BASES:
+                module = True
+            elif base != b"object":
+                inner = project_class(base, seen)
+                if inner is None:
+                    return None
+                module = module or inner
+        return module
+
+    def project_class(name: bytes, seen: FrozenSet[bytes]) -> Optional[bool]:
+        if name not in closed:
+            definitions = bases.get(name, [])
+            closed[name] = None if len(definitions) != 1 or name in seen else module_based(definitions[0], seen | {name})
+        return closed[name]
+
+    return {name: known for name in bases if (known := project_class(name, frozenset())) is not None}
+
+
+def _closed_methods(data: bytes, closed: Dict[bytes, bool]) -> List[Tuple[str, bytes]]:
+    """The methods of the file's top-level closed classes (`class GAN(object):`, a model whose
+    bases are the project's own modules), as ("GAN.load", b"load"): one whose name is written
+    nowhere else never runs. A module's methods named like `nn.Module`'s (`forward`, `train`)
+    are torch's to call; a file that calls `getattr` may reach any method by a computed name."""
     found: List[Tuple[str, bytes]] = []
-    owner: Optional[str] = None
+    if b"getattr(" in data:
+        return found
+    owner: Optional[bytes] = None
     indent: Optional[bytes] = None
     for line in data.splitlines():
         if not line.strip() or line.lstrip().startswith(b"#"):
             continue
         if not line[:1].isspace():
-            match = _PLAIN_CLASS.match(line)
-            owner, indent = (match.group(1).decode("ascii", "replace"), None) if match else (None, None)
+            match = _CLASS.match(line)
+            owner, indent = (match.group(1) if match and match.group(1) in closed else None), None
             continue
         match = _DEF.match(line)
         if owner is None or match is None:
             continue
         if indent is None:
             indent = match.group(1)
-        if match.group(1) == indent:
-            found.append((f"{owner}.{match.group(2).decode('ascii', 'replace')}", match.group(2)))
+        method = match.group(2)
+        if match.group(1) == indent and not (closed[owner] and method.decode("ascii", "replace") in NN_MODULE_METHODS):
+            found.append((f"{owner.decode('ascii', 'replace')}.{method.decode('ascii', 'replace')}", method))
     return found
+
+
+def _packages(path: str) -> bool:
+    """`path` is packaging metadata: a `setup.py` or `setup.cfg`, or a `pyproject.toml` that
+    describes a distribution (not one that only configures tools, devfix among them)."""
+    if not os.path.isfile(path):
+        return False
+    if not path.endswith(".toml"):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(200_000)
+    except OSError:
+        return False
+    return re.search(rb"^\[(?:project|build-system|tool\.poetry)\]", text, re.MULTILINE) is not None
 
 
 def imports_any(data: bytes, modules: FrozenSet[str]) -> bool:

@@ -39,6 +39,8 @@ def _export(tree: Tree, program: Program, value: Value) -> Optional[Export]:
         info = program.functions[id(ref)]
         return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info),
                                program.device_params(info), program.cuda_defaults(info), needs_gpu_when_called(tree, program, ref))
+    if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
     if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
         return exported(value)
     return None

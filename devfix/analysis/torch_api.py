@@ -102,7 +102,7 @@ NN_PARAMETER_FREE = frozenset({
     "ReplicationPad3d", "CosineSimilarity", "PairwiseDistance", "ChannelShuffle", "Fold", "Unfold",
 })
 # Losses whose first positional argument is a class-weight tensor.
-LOSSES_WITH_POSITIONAL_WEIGHT = frozenset({"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+LOSSES_WITH_POSITIONAL_WEIGHT = frozenset({"CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss",
                                            "MultiLabelSoftMarginLoss", "MultiMarginLoss"})
 LOSS_TENSOR_KEYWORDS = ("weight", "pos_weight")
 # Module methods that do not compute with tensors (calling them is not a meeting).
@@ -113,6 +113,20 @@ MODULE_BOOKKEEPING = frozenset({
     "register_full_backward_hook", "register_backward_hook", "add_module", "extra_repr", "half", "float", "double",
     "bfloat16", "type", "share_memory", "get_submodule", "get_parameter", "to_empty", "__repr__", "save_pretrained",
     "num_parameters", "count_params", "init_weights", "reset_parameters", "_init_weights", "named_modules",
+})
+# Every method `nn.Module` defines (torch 2.x): a subclass's method of one of these names may be
+# called by torch itself (`.eval()` calls `train`, `.to()` calls `_apply`), never "by nobody".
+NN_MODULE_METHODS = frozenset({
+    "_apply", "_call_impl", "_get_name", "_load_from_state_dict", "_named_members", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward",
+    "_wrapped_call_impl", "add_module", "apply", "bfloat16", "buffers", "children", "compile", "cpu", "cuda", "double",
+    "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
+    "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children", "named_modules", "named_parameters",
+    "parameters", "register_backward_hook", "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_module", "register_parameter", "register_state_dict_post_hook",
+    "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict",
+    "to", "to_empty", "train", "type", "xpu", "zero_grad",
 })
 WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.compile", "torch.jit.script",
                       "torch.jit.trace"})
@@ -138,7 +152,8 @@ LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:
 # Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`): a condition on
 # one whose value the flow cannot follow is the user's choice of device (spec DEV002).
 CUDA_FLAG_NAME = re.compile(
-    r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpu|n_gpu|num_gpus)(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$",
+    r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpus?|n_gpus?|num_gpus?|gpu_ids?|gpu_list|device_ids)"
+    r"(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpu)$",
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
@@ -206,7 +221,7 @@ def is_dtype(qual: Optional[str]) -> bool:
 
 
 def is_loss_class(name: str) -> bool:
-    return name.endswith("Loss") or name in ("CTCLoss", "TripletMarginWithDistanceLoss")
+    return name.endswith("Loss") or name in ("CTCLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d")
 
 
 def is_model_factory(qual: Optional[str]) -> bool:

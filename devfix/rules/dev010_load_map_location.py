@@ -69,6 +69,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         facts = ctx.facts
         if _saved_here_before(facts, call) or _in_a_test(facts, call):
             return None  # written by this very run on this machine: it loads wherever it was saved
+        if _saved_on_cpu(facts, call):
+            return None  # the file's own save of that path writes CPU tensors: they load anywhere
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         source = facts.code(call.args[0].value, 40)
@@ -103,6 +105,23 @@ def _saved_here_before(facts, call: cst.Call) -> bool:
         if _path_shapes(tree, save.args[1].value) & paths:
             return True
     return False
+
+
+def _saved_on_cpu(facts, call: cst.Call) -> bool:
+    """Every `torch.save` of the file to the loaded path saves `net.cpu().state_dict()` or
+    `x.cpu()`: the checkpoint holds CPU tensors, which load on any machine."""
+    tree = facts.tree
+    paths = _path_shapes(tree, call.args[0].value)
+    saved = [save.args[0].value for save, _ in facts.program.saves
+             if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths]
+    return bool(saved) and all(_moved_to_cpu(node) for node in saved)
+
+
+def _moved_to_cpu(node: cst.BaseExpression) -> bool:
+    """`net.cpu().state_dict()`, `tensor.cpu()`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict":
+        node = node.func.value
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu"
 
 
 def _path_shapes(tree, node: cst.BaseExpression) -> set:
