@@ -111,8 +111,9 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
     results: List[FileResult] = list(reads)
     for index in project.analysis_order(files):
         read = reads[index]
-        if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read):
-            continue  # pre-filter: every rule needs torch, or a tensor's own .cuda() method
+        if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
+                and not project.imports_analysed(read.path, read.old):
+            continue  # pre-filter: every rule needs torch, a tensor's own .cuda() method, or a project file that does
         result = process_source(read.old, config, fix=fix, path=read.path, project=project)
         if result.summary is not None:
             project.summaries[result.path] = result.summary

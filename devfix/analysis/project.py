@@ -118,6 +118,13 @@ class ProjectFacts:
                            imports_any(data, self.cuda_extensions), self.passed.get(path, {}),
                            self.elsewhere.get(path, frozenset()))
 
+    def imports_analysed(self, path: str, data: bytes) -> bool:
+        """`path` imports a project file analysed already (a helper module that never names
+        torch but calls one that asks for the GPU): its own summary carries that on."""
+        if self.index is None or not self.summaries:
+            return False
+        return any(imported in self.summaries for imported in self.index.imports(path, data))
+
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
         index = self.index

@@ -181,13 +181,37 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool
     for ancestor in tree.ancestors(node):
         if ancestor is owner:
             return True
-        if isinstance(ancestor, cst.If) and child is not ancestor.test and not _is_main_check(ancestor.test):
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and not _is_main_check(ancestor.test) \
+                and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner)):
             return False
         first = getattr(ancestor, "test", None) or getattr(ancestor, "left", None)  # evaluated whatever follows
         if isinstance(ancestor, (cst.IfExp, cst.While, cst.Try, cst.TryStar, cst.BooleanOperation, cst.FunctionDef,
                                  cst.Lambda, cst.ClassDef, cst.CompFor)) and child is not first:
             return False
         child = ancestor
+    return False
+
+
+def _is_periodic(test: cst.BaseExpression) -> bool:
+    """`step % args.save_every == 0`, `not (itr % cfg.sample_every)`: a check that a training
+    loop passes every few iterations, so what it guards runs whenever the loop runs long."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _is_modulo(test.expression)
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)
+            and (_is_modulo(test.left) or _is_modulo(test.comparisons[0].comparator)))
+
+
+def _is_modulo(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) \
+        and not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+    for ancestor in tree.ancestors(node):
+        if ancestor is owner:
+            return False
+        if isinstance(ancestor, cst.For):
+            return True
     return False
 
 
