@@ -326,7 +326,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
                       gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
                       incoming=incoming, path=result.path,
                       view=project.view(result.path, result.old))
-    if project.index is not None and len(project.index.files) > 1:
+    if project.index is not None and project.index.several:
         result.summary = facts.summary(result.path)
         result.linked_calls = facts.program.linked_calls
         result.uses = users.calls(facts.tree, facts.program)
