@@ -67,6 +67,7 @@ class Cell:
     source: str
     span: Tuple[int, int]  # the source's JSON value in the file text
     magics: Dict[int, str] = field(default_factory=dict)  # magic id -> the original line
+    placeholders: Dict[int, str] = field(default_factory=dict)  # magic id -> the line standing for it
     skipped: Optional[str] = None  # why the cell is not part of the program (None: it is)
     added_newline: bool = False  # the program ends the cell with a newline its source lacks
 
@@ -93,6 +94,7 @@ class Notebook:
         as (number, old source, new source). Raises NotebookError where the edits cannot be
         given back to cells exactly (a marker moved or lost, a magic changed)."""
         blocks = self._blocks(program)
+        self._check_lines_stay(blocks)
         changed = []
         for cell in self.cells:
             new = self._source(cell, blocks[cell.number])
@@ -130,6 +132,16 @@ class Notebook:
             raise NotebookError("the fixes cross a cell boundary and cannot be put back into the cells; notebook left unchanged")
         return blocks
 
+    def _check_lines_stay(self, blocks: Dict[int, List[str]]) -> None:
+        """Every line the fixes kept stays in its cell: a guard, should a fix ever carry a
+        marker past kept lines (the comments of a removed statement go to the next one)."""
+        old = [(line, cell) for line, (cell, _) in zip(lines(self.program), self.where) if not _CELL_MARK.fullmatch(line)]
+        new = [(line, cell.number) for cell in self.cells for line in blocks[cell.number]]
+        matcher = difflib.SequenceMatcher(None, [line for line, _ in old], [line for line, _ in new], autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            if any(old[a + k][1] != new[b + k][1] for k in range(size)):
+                raise NotebookError("the fixes would move a line from one cell to another; notebook left unchanged")
+
     @staticmethod
     def _source(cell: Cell, block: List[str]) -> str:
         if cell.skipped:
@@ -141,7 +153,7 @@ class Notebook:
             magic = _MAGIC_MARK.fullmatch(line)
             if magic:
                 key = int(magic.group(2))
-                if key not in cell.magics or magic.group(1) != _indent(cell.magics[key]):
+                if cell.placeholders.get(key) != line:
                     raise NotebookError(f"a fix moved IPython syntax in cell {cell.number}; notebook left unchanged")
                 seen.append(key)
                 line = cell.magics[key]
@@ -191,14 +203,29 @@ def _validate(text: str) -> None:
             raise NotebookError(f"not a notebook: not valid JSON ({_json_error(text)})") from None
         except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for non-notebooks
             raise NotebookError(f"not a notebook: {_one_line(error)}") from None
-        if not isinstance(notebook, dict) or notebook.get("nbformat") != 4:
-            version = notebook.get("nbformat") if isinstance(notebook, dict) else None
-            raise NotebookError(f"not a notebook devfix reads: nbformat {version} (devfix reads nbformat 4; "
+        if not isinstance(notebook, dict) or "nbformat" not in notebook:
+            raise NotebookError("not a notebook: JSON without a notebook's `nbformat` version")
+        if notebook.get("nbformat") != 4:
+            raise NotebookError(f"not a notebook devfix reads: nbformat {notebook.get('nbformat')} (devfix reads nbformat 4; "
                                 "`jupyter nbconvert --to notebook` upgrades it)")
+        language = _language(notebook.get("metadata"))
+        if language not in (None, "python"):
+            raise NotebookError(f"not a Python notebook (its kernel runs {language})")
         try:
             nbformat.validate(notebook)
         except nbformat.ValidationError as error:
             raise NotebookError(f"not a valid notebook: {_one_line(error)}") from None
+
+
+def _language(metadata) -> Optional[str]:
+    """The kernel's language, where the notebook says (Jupyter writes both places)."""
+    if not isinstance(metadata, dict):
+        return None
+    for key, field_name in (("kernelspec", "language"), ("language_info", "name")):
+        value = metadata.get(key)
+        if isinstance(value, dict) and isinstance(value.get(field_name), str):
+            return value[field_name].lower()
+    return None
 
 
 def _json_error(text: str) -> str:
@@ -300,12 +327,13 @@ def _program_lines(cell: Cell) -> List[str]:
         cell.magics[key] = line
         indent = continued if continued is not None else _indent(line)
         ending = line[len(line.rstrip("\r\n")):]
-        converted.append(f"{indent}pass  # [devfix magic {key}]{ending}")
+        cell.placeholders[key] = f"{indent}pass  # [devfix magic {key}]{ending}"
+        converted.append(cell.placeholders[key])
         continued = indent if line.rstrip("\r\n").endswith("\\") else None
     problem = _parses("".join(converted))
     if problem is not None:
         cell.skipped = f"cannot parse: {problem}"
-        cell.magics = {}
+        cell.magics, cell.placeholders = {}, {}
         return []
     return converted
 
