@@ -341,6 +341,19 @@ def test_a_file_that_is_not_a_notebook_is_reported_and_left_untouched(folder, na
     assert path.read_bytes() == before
 
 
+def test_a_notebook_that_fails_the_schema_or_runs_another_language_is_reported():
+    text = _notebook(BUGGY, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    broken = json.loads(text)
+    del broken["cells"][1]["outputs"]
+    r_kernel = json.loads(text)
+    r_kernel["metadata"]["kernelspec"] = {"display_name": "R", "language": "R", "name": "ir"}
+    for document, message in ((broken, "not a valid notebook: 'outputs' is a required property"),
+                              (r_kernel, "not a Python notebook (its kernel runs r)")):
+        data = json.dumps(document, indent=1).encode()
+        (result,) = process_project([FileResult("nb.ipynb", data, data)], Config(), fix=True)
+        assert result.error == message and result.new == data and result.diagnostics == []
+
+
 def test_a_cell_that_cannot_be_parsed_is_reported_and_the_others_are_fixed(folder):
     path = folder / "unreadable" / "python2_cell.ipynb"
     before = json.loads(path.read_text())
