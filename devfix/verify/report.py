@@ -105,6 +105,11 @@ def simulated(gpus: int) -> str:
     return f"simulated cuda:0 to cuda:{gpus - 1}"
 
 
+def show_path(path: str | None) -> str:
+    """A path as reports show it: relative to the current folder when inside it."""
+    return _show(path)
+
+
 def _show(path: str | None) -> str:
     if not path:
         return "?"

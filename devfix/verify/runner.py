@@ -11,14 +11,14 @@ from __future__ import annotations
 import builtins
 import contextlib
 import linecache
+import os
 import runpy
 import sys
 import time
 
 from devfix import notebooks
 from devfix.verify import project
-from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result
-from devfix.verify.report import _show as report_show
+from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result, show_path
 
 TORCH_MISSING = "devfix verify needs PyTorch: pip install 'devfix[verify]'"
 
@@ -101,9 +101,11 @@ def _notebook(path: str) -> "notebooks.Notebook":
         with open(path, "rb") as handle:
             notebook = notebooks.read(handle.read())
     except (OSError, notebooks.NotebookError) as e:
-        raise project.UsageError(f"{report_show(path)}: {e}") from None
-    for cell, why in notebook.unparsed():
-        raise project.UsageError(f"{report_show(path)}:cell {cell}: {why}; verify runs every code cell, so it cannot run this notebook")
+        raise project.UsageError(f"{show_path(path)}: {e}") from None
+    unparsed = notebook.unparsed()
+    if unparsed:
+        cell, why = unparsed[0]
+        raise project.UsageError(f"{show_path(path)}:cell {cell}: {why}; verify runs every code cell, so it cannot run this notebook")
     return notebook
 
 
@@ -119,11 +121,9 @@ def _run_cells(path: str, notebook: "notebooks.Notebook") -> None:
 
 def _in_cells(res: Result, path: str, notebook: "notebooks.Notebook") -> None:
     """The report's lines of the notebook given as cell and line in the cell."""
-    import os
-
     if res.file and os.path.abspath(res.file) == os.path.abspath(path) and res.line:
         res.cell, res.line = notebook.position(res.line)
-    shown = report_show(path)
+    shown = show_path(path)
     mapped = []
     for where in res.called_from:
         name, _, line = where.rpartition(":")
