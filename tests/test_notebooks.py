@@ -371,3 +371,16 @@ def test_verify_refuses_a_notebook_with_a_cell_it_cannot_parse(folder):
     outcome = run_script(folder / "unreadable" / "python2_cell.ipynb")
     assert outcome.verdict == "usage-error" and outcome.exit_code == 2
     assert "cell 2: cannot parse" in outcome.report["message"]
+
+
+def test_verify_compiles_each_cell_on_its_own_as_a_kernel_does(tmp_path):
+    """A `from __future__` import may open any cell, and it holds for the cells after it."""
+    from devfix.verify import run_script
+
+    sources = ["import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+               "from __future__ import annotations\n%matplotlib inline\ndef scale(x: NotDefinedAnywhere) -> Tensor:\n    return x * 2",
+               "def shift(x: AlsoUndefined):\n    return x + 1\nprint(shift(scale(torch.ones(2, device=device))))"]
+    path = tmp_path / "future.ipynb"
+    path.write_text(_notebook(sources, indent=1) + "\n")
+    outcome = run_script(path)
+    assert outcome.verdict == "ok", outcome.stdout + outcome.stderr

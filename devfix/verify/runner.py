@@ -8,9 +8,12 @@ failing at import time.
 
 from __future__ import annotations
 
+import __future__
 import builtins
 import contextlib
+import functools
 import linecache
+import operator
 import os
 import runpy
 import sys
@@ -110,13 +113,34 @@ def _notebook(path: str) -> "notebooks.Notebook":
 
 
 def _run_cells(path: str, notebook: "notebooks.Notebook") -> None:
-    """Run the code cells in order in one namespace, as a kernel does; IPython lines stand as
-    `pass` (a shell command or `%matplotlib` does not place tensors). The program is compiled
-    under the notebook's own path, so the simulator reads it as the user's code, and its lines
-    are registered for tracebacks."""
-    linecache.cache[path] = (len(notebook.program), None, notebook.program.splitlines(True), path)
-    code = compile(notebook.program, path, "exec")
-    exec(code, {"__name__": "__main__", "__builtins__": builtins})
+    """Run the code cells in order in one namespace, as a kernel does: each cell compiled on
+    its own (a `from __future__` import may open any cell) and keeping the future features of
+    the cells before it. IPython lines stand as `pass` (a shell command or `%matplotlib` does
+    not place tensors). Cells are compiled under the notebook's own path at their lines in the
+    program, so the simulator reads them as the user's code, and the lines are registered for
+    tracebacks."""
+    program = notebooks.lines(notebook.program)
+    linecache.cache[path] = (len(notebook.program), None, program, path)
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    flags = 0
+    for start, end in _cell_ranges(notebook):
+        code = compile("\n" * start + "".join(program[start:end]), path, "exec", flags=flags, dont_inherit=True)
+        flags |= code.co_flags & _FUTURE_FLAGS
+        exec(code, namespace)
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
+
+
+def _cell_ranges(notebook: "notebooks.Notebook"):
+    """(first, end) program lines (0-based, end excluded) of each cell's code."""
+    ranges = []
+    for index, (cell, line) in enumerate(notebook.where):
+        if line == 0:
+            ranges.append([index + 1, index + 1])
+        else:
+            ranges[-1][1] = index + 1
+    return [(start, end) for start, end in ranges if end > start]
 
 
 def _in_cells(res: Result, path: str, notebook: "notebooks.Notebook") -> None:
