@@ -134,7 +134,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
 def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: FileResult) -> FileResult:
     """The result of a notebook's program, told in the notebook's terms: its bytes, and each
     position as (cell, line in the cell)."""
-    out = FileResult(read.path, read.old, read.old, error=result.error, traceback=result.traceback,
+    error = _in_cells(notebook, result.error) if result.error is not None else None
+    out = FileResult(read.path, read.old, read.old, error=error, traceback=result.traceback,
                      summary=result.summary, linked_calls=result.linked_calls, uses=result.uses,
                      cell_errors=notebook.unparsed())
     if result.error is not None:
