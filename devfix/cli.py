@@ -19,11 +19,13 @@ from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
-from devfix.report import json_report, text_lines, unified_diff
+from devfix.report import cell_error_lines, json_report, location, text_lines, unified_diff
 from devfix.rules import ALL_RULES, lookup
 from devfix.writer import WriteError, write_atomic
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+# A notebook's outputs (plots, logs) often weigh more than its code; only the code is parsed.
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 
 
 class OneLineErrors(click.Group):
@@ -109,7 +111,7 @@ def apply(paths, diff, **options) -> int:
                 result.diagnostics = []
     _report(results, options, diff_mode=diff)
     remaining = any(d.status != "fixed" for r in results for d in r.diagnostics)
-    if any(r.error for r in results):
+    if any(r.error or r.cell_errors for r in results):
         return 2
     if diff:
         return 1 if changed or remaining else 0
@@ -124,7 +126,7 @@ def check(paths, **options) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
     config, results, _trees = _run(paths, options, fix=False)
     _report(results, options, diff_mode=False, check_mode=True)
-    if any(r.error for r in results):
+    if any(r.error or r.cell_errors for r in results):
         return 2
     return 1 if any(r.diagnostics for r in results) else 0
 
@@ -201,8 +203,9 @@ def _read_file(path: Path) -> FileResult:
     """The file's bytes (as an unchanged result), or the reason they cannot be used."""
     shown = _display(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return FileResult(shown, b"", b"", error=f"skipped: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        limit = MAX_NOTEBOOK_BYTES if path.suffix.lower() == ".ipynb" else MAX_FILE_BYTES
+        if path.stat().st_size > limit:
+            return FileResult(shown, b"", b"", error=f"skipped: larger than {limit // (1024 * 1024)} MiB")
         data = path.read_bytes()
     except OSError as error:
         return FileResult(shown, b"", b"", error=f"cannot read: {error.strerror or error}")
@@ -230,13 +233,16 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
             if options["show_traceback"] and result.traceback:
                 click.echo(result.traceback, err=True)
             continue
+        for line in cell_error_lines(result):
+            click.echo(line, err=True)
         if options["quiet"]:
             continue
         for line in text_lines(result, dry_run=diff_mode):
             click.echo(line, err=out_err)
         if options["show_undecided"]:
-            for line, column, code in result.undecided:
-                click.echo(f"{result.path}:{line}:{column}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone", err=out_err)
+            cells = result.undecided_cells or [None] * len(result.undecided)
+            for (line, column, code), cell in zip(result.undecided, cells):
+                click.echo(f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone", err=out_err)
     if not options["quiet"]:
         click.echo(_summary(results, diff_mode, check_mode), err=out_err)
         undecided = _undecided_line(results, options["show_undecided"])
@@ -261,7 +267,7 @@ def _summary(results: List[FileResult], diff_mode: bool, check_mode: bool = Fals
     if check_mode:
         found = sum(len(r.diagnostics) for r in results)
         fixable = sum(1 for r in results for d in r.diagnostics if d.status == "fixable")
-        errors = sum(1 for r in results if r.error)
+        errors = sum(1 for r in results if r.error or r.cell_errors)
         text = f"Found {found} problem{'s' * (found != 1)}" if found else "No problems found"
         if fixable:
             text += f" ({fixable} fixable with `devfix apply`)"
@@ -271,7 +277,7 @@ def _summary(results: List[FileResult], diff_mode: bool, check_mode: bool = Fals
     fixed = sum(1 for r in results for d in r.diagnostics if d.status == "fixed")
     files = sum(1 for r in results if r.changed)
     remaining = sum(1 for r in results for d in r.diagnostics if d.status != "fixed")
-    errors = sum(1 for r in results if r.error)
+    errors = sum(1 for r in results if r.error or r.cell_errors)
     verb = "Would fix" if diff_mode else "Fixed"
     parts = []
     if fixed:

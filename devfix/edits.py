@@ -121,7 +121,9 @@ class _Applier(cst.CSTTransformer):
             self.orphans.setdefault(id(self.blocks[-1]), []).extend(comments)
 
     def _adopt_orphans(self, original, result):
-        """Give waiting comment lines to the first statement that follows them."""
+        """Give waiting comment lines to the first statement that follows them, above its own
+        leading lines: the order the lines had in the file (in a notebook's program, a cell's
+        marker comment must stay above the lines of its cell)."""
         if not isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) or not self.blocks:
             return result
         comments = self.orphans.pop(id(self.blocks[-1]), None)
@@ -129,9 +131,9 @@ class _Applier(cst.CSTTransformer):
             return result
         if isinstance(result, cst.FlattenSentinel):
             first, *rest = list(result.nodes)
-            first = first.with_changes(leading_lines=[*first.leading_lines, *comments])
+            first = first.with_changes(leading_lines=[*comments, *first.leading_lines])
             return cst.FlattenSentinel([first, *rest])
-        return result.with_changes(leading_lines=[*result.leading_lines, *comments])
+        return result.with_changes(leading_lines=[*comments, *result.leading_lines])
 
     def _settle_orphans(self, original, updated):
         """Comments of a block's removed last statement go to the block's footer."""

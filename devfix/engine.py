@@ -11,6 +11,7 @@ applied are inserted once per scope (DEV001), whichever rule asked first.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import traceback
 import warnings
@@ -20,7 +21,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 import libcst as cst
 
 from devfix.analysis import FileFacts
-from devfix import suppressions
+from devfix import notebooks, suppressions
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.values import Value
 from devfix.analysis import users
@@ -46,6 +47,7 @@ class Diagnostic:
     message: str
     status: str  # "fixed" | "fixable" | "unsafe-fix" | "no-fix"
     hint: str = ""
+    cell: Optional[int] = None  # in a notebook: the cell (`line` is then the line in that cell)
 
 
 @dataclass
@@ -60,6 +62,9 @@ class FileResult:
     linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
     uses: list = field(default_factory=list)  # its calls of top-level classes and functions of the project (users.py)
     undecided: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, code): places it could not judge
+    undecided_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each undecided place
+    cells: List[Tuple[int, str, str]] = field(default_factory=list)  # in a notebook: (cell, old source, new source) changed
+    cell_errors: List[Tuple[int, str]] = field(default_factory=list)  # in a notebook: (cell, why) cells it could not read
 
     @property
     def changed(self) -> bool:
@@ -104,8 +109,68 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
     Each file is analysed once, after the project files it imports, whose summaries its
-    analysis reads; the results come back in the order given.
+    analysis reads; the results come back in the order given. A notebook (`.ipynb`) takes
+    part as the Python program its code cells make (notebooks.py): analysed like a script,
+    never imported by the others, its findings and edits given back to its cells.
     """
+    programs = list(reads)
+    read_notebooks: Dict[int, notebooks.Notebook] = {}
+    for index, read in enumerate(reads):
+        if read.error is None and notebooks.is_notebook(read.path):
+            try:
+                notebook = notebooks.read(read.old)
+            except notebooks.NotebookError as error:
+                programs[index] = FileResult(read.path, read.old, read.old, error=str(error))
+                continue
+            read_notebooks[index] = notebook
+            program = notebook.program.encode("utf-8")
+            programs[index] = FileResult(read.path, program, program)
+    results = _process_programs(programs, config, fix=fix)
+    for index, notebook in read_notebooks.items():
+        results[index] = _notebook_result(reads[index], notebook, results[index])
+    return results
+
+
+def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: FileResult) -> FileResult:
+    """The result of a notebook's program, told in the notebook's terms: its bytes, and each
+    position as (cell, line in the cell)."""
+    error = _in_cells(notebook, result.error) if result.error is not None else None
+    out = FileResult(read.path, read.old, read.old, error=error, traceback=result.traceback,
+                     summary=result.summary, linked_calls=result.linked_calls, uses=result.uses,
+                     cell_errors=notebook.unparsed())
+    if result.error is not None:
+        return out
+    for diagnostic in result.diagnostics:
+        cell, line = notebook.position(diagnostic.line)
+        out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, message=_in_cells(notebook, diagnostic.message),
+                                                   hint=_in_cells(notebook, diagnostic.hint)))
+    for line, column, code in result.undecided:
+        cell, line = notebook.position(line)
+        out.undecided.append((line, column, code))
+        out.undecided_cells.append(cell)
+    if result.new != result.old:
+        try:
+            text, out.cells = notebook.write(result.new.decode("utf-8"))
+        except notebooks.NotebookError as error:
+            _fail(out, str(error), None)
+            return out
+        out.new = text.encode("utf-8")
+    return out
+
+
+_LINE_REFERENCE = re.compile(r"\(line (\d+)(?=[:);])")
+
+
+def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
+    """A message's references to other lines (`(line 8: `model.cuda()`)`), in cells."""
+    def cell_line(match: "re.Match[str]") -> str:
+        cell, line = notebook.position(int(match.group(1)))
+        return f"(cell {cell}, line {line}"
+    return _LINE_REFERENCE.sub(cell_line, message)
+
+
+def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+    """process_project over Python programs (a notebook already joined into one)."""
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: List[FileResult] = list(reads)
@@ -263,7 +328,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
                       gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
                       incoming=incoming, path=result.path,
                       view=project.view(result.path, result.old))
-    if project.index is not None and len(project.index.files) > 1:
+    if project.index is not None and project.index.several:
         result.summary = facts.summary(result.path)
         result.linked_calls = facts.program.linked_calls
         result.uses = users.calls(facts.tree, facts.program)

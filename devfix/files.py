@@ -1,5 +1,8 @@
 """Which files a run looks at: directories walked recursively, .gitignore honoured.
 
+Python files (`.py`, `.pyi`) and Jupyter notebooks (`.ipynb`) are found; the notebooks'
+`.ipynb_checkpoints` copies are in a hidden folder, so they are skipped like any.
+
 Skips hidden directories, virtual environments (any folder holding `pyvenv.cfg`), and
 `build/`, `dist/`, `__pycache__`, `site-packages`, `node_modules`. Files named explicitly on
 the command line are always checked, as ruff and black do. Symbolic links to directories
@@ -22,6 +25,7 @@ import pathspec
 
 SKIP_DIRS = {"build", "dist", "__pycache__", "site-packages", "node_modules", "venv", ".venv", "env"}
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIXES = (".ipynb",)  # their code cells are one program (devfix.notebooks)
 
 
 def _load_gitignore(folder: Path) -> Optional[pathspec.PathSpec]:
@@ -57,7 +61,7 @@ def _parent_gitignores(folder: Path) -> List[Tuple[Path, pathspec.PathSpec]]:
 
 
 def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
-    """Python files under `paths`, in a stable (sorted) order, each once."""
+    """Python files and Jupyter notebooks under `paths`, in a stable (sorted) order, each once."""
     for path, _tree in discover_with_trees(paths, exclude):
         yield path
 
@@ -102,7 +106,7 @@ def _walk(root: Path, excluded: Optional[pathspec.PathSpec]) -> Iterator[Path]:
                 if _skip_dir(entry.name, path) or _ignored(resolved, True, specs) or _excluded(path, root, excluded, True):
                     continue
                 subfolders.append((path, specs))
-            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(PYTHON_SUFFIXES):
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
                 if _ignored(resolved, False, specs) or _excluded(path, root, excluded, False):
                     continue
                 if resolved_root not in resolved.parents and resolved.parent != resolved_root:

@@ -111,7 +111,7 @@ class ProjectFacts:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
         users): the filesystem is asked about its imports once."""
         if path not in self.missing:
-            several = self.index is not None and len(self.index.files) > 1
+            several = self.index is not None and self.index.several
             self.missing[path] = (self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
                                   if several else frozenset())
         return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
@@ -128,7 +128,7 @@ class ProjectFacts:
     def linker(self, path: str) -> Optional[Linker]:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
         index = self.index
-        if index is None or len(index.files) < 2:
+        if index is None or not index.several:
             return None
 
         def link(module: Optional[str], level: int, name: Optional[str]) -> Optional[Export]:
@@ -176,15 +176,23 @@ class ProjectIndex:
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.files: Dict[str, str] = {}  # normalised absolute path -> display path
+        self.others = 0  # the run's files nothing can import (notebooks), which may import these
         for path in paths:
             if path.endswith(".py"):
                 self.files[os.path.normcase(os.path.abspath(path))] = path
+            else:
+                self.others += 1
         self._distributions: Dict[str, bool] = {}  # folder -> holds packaging metadata
         self.tops: Set[str] = set()  # first components of every name some file could be imported by
         for absolute in self.files:
             folder, base = os.path.split(absolute)
             self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
             self.tops.update(part for part in folder.split(os.sep) if part)
+
+    @property
+    def several(self) -> bool:
+        """The run has more than one file: its files may link to one another."""
+        return len(self.files) + self.others > 1
 
     def missing_imports(self, importer: str, data: bytes) -> FrozenSet[str]:
         """The modules `importer` imports at its top level (unindented `import a.b`,

@@ -26,6 +26,12 @@ def is_docstring(statement: cst.CSTNode) -> bool:
     )
 
 
+def is_pass(statement: cst.CSTNode) -> bool:
+    """A bare `pass` line: in a notebook's program, where an IPython line stood (`%matplotlib
+    inline` among the imports); it does nothing, so it does not end a block of imports."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
+
+
 def is_import(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
@@ -197,10 +203,13 @@ class Tree:
         return body.body if isinstance(body, cst.IndentedBlock) else ()
 
     def leading_imports_end(self) -> Optional[cst.BaseStatement]:
-        """The last statement of the module's leading block of imports (and docstring)."""
+        """The last statement of the module's leading block of imports (and docstring, and
+        `pass` lines: a notebook's magics)."""
         anchor = None
         body = self.module.body
         for index, statement in enumerate(body):
+            if is_pass(statement):
+                continue
             if not (is_import(statement) or (index == 0 and is_docstring(statement))):
                 break
             anchor = statement

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
 from devfix.engine import FileResult
 
 STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
 
 
+def location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
+    """`path:line:col`, or in a notebook `path:cell N:line:col` (the line within the cell)."""
+    return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
+
+
+def cell_error_lines(result: FileResult) -> Iterable[str]:
+    """A notebook's cells that devfix could not read: never passed over in silence."""
+    for cell, why in result.cell_errors:
+        yield f"{result.path}:cell {cell}: error: {why}; cell left as it was"
+
+
 def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
     if result.error:
         yield f"{result.path}: error: {result.error}"
         return
-    for d in sorted(result.diagnostics, key=lambda d: (d.line, d.column, d.code)):
+    for d in sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.line, d.column, d.code)):
         label = "[would fix]" if dry_run and d.status == "fixed" else STATUS_LABEL[d.status]
-        line = f"{result.path}:{d.line}:{d.column}: {d.code} {label} {d.message}"
+        line = f"{location(result.path, d.line, d.column, d.cell)}: {d.code} {label} {d.message}"
         if d.status == "unsafe-fix":
             line += " (unsafe fix available: run with --unsafe-fixes)"
         elif d.hint and d.status == "no-fix":
@@ -26,12 +37,27 @@ def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
 
 
 def unified_diff(result: FileResult) -> str:
-    """A diff with `a/` and `b/` paths, as git prints them."""
+    """A diff with `a/` and `b/` paths, as git prints them. For a notebook, one diff per
+    changed cell, of the cell's source as Jupyter shows it (`a/nb.ipynb:cell 3`): the JSON
+    around it is unchanged, and diffing its escaped strings would be unreadable."""
     if not result.changed:
         return ""
-    old = _decode(result.old).splitlines(keepends=True)
-    new = _decode(result.new).splitlines(keepends=True)
     path = result.path.replace("\\", "/").lstrip("/")
+    if result.cells:
+        return "".join(_diff(_cell_lines(old), _cell_lines(new), f"{path}:cell {cell}") for cell, old, new in result.cells)
+    return _diff(_decode(result.old).splitlines(keepends=True), _decode(result.new).splitlines(keepends=True), path)
+
+
+def _cell_lines(source: str) -> List[str]:
+    """A cell's lines, the last one ended like the others: Jupyter stores no final newline,
+    and a diff that says so at every cell is noise."""
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    return lines
+
+
+def _diff(old: List[str], new: List[str], path: str) -> str:
     lines: List[str] = []
     for line in _unified(old, new, f"a/{path}", f"b/{path}"):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
@@ -79,10 +105,12 @@ def json_report(results: Iterable[FileResult]) -> str:
         if result.error:
             items.append({"path": result.path, "error": result.error})
             continue
+        items.extend({"path": result.path, "cell": cell, "error": why} for cell, why in result.cell_errors)
         for d in result.diagnostics:
             items.append(
                 {
                     "path": result.path,
+                    **({"cell": d.cell} if d.cell is not None else {}),
                     "line": d.line,
                     "column": d.column,
                     "code": d.code,

@@ -55,12 +55,14 @@ class Result:
     seconds: float = 0.0
     called_from: list = field(default_factory=list)  # ["file:line", ...] outer user frames
     gpus: int = 1  # how many GPUs were simulated (--devices)
+    cell: int | None = None  # in a notebook: the cell (`line` is then the line in that cell)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
     def to_text(self) -> str:
-        where = f"{_show(self.file)}:{self.line}: " if self.file else ""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        where = f"{_show(self.file)}:{cell}{self.line}: " if self.file else ""
         if self.verdict == "ok":
             return (
                 f"verify: OK — {self.tensors_on_device:,} tensors placed on the "
@@ -101,6 +103,11 @@ def simulated(gpus: int) -> str:
     if gpus == 2:
         return "simulated cuda:0 and cuda:1"
     return f"simulated cuda:0 to cuda:{gpus - 1}"
+
+
+def show_path(path: str | None) -> str:
+    """A path as reports show it: relative to the current folder when inside it."""
+    return _show(path)
 
 
 def _show(path: str | None) -> str:

@@ -8,13 +8,20 @@ failing at import time.
 
 from __future__ import annotations
 
+import __future__
+import builtins
 import contextlib
+import functools
+import linecache
+import operator
+import os
 import runpy
 import sys
 import time
 
+from devfix import notebooks
 from devfix.verify import project
-from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result
+from devfix.verify.report import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Result, show_path
 
 TORCH_MISSING = "devfix verify needs PyTorch: pip install 'devfix[verify]'"
 
@@ -32,6 +39,7 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
     (0 clean, 1 device bug or script error, 2 usage, 3 unsupported)."""
     try:
         entry = project.resolve(script, module)
+        notebook = _notebook(entry.path) if entry.path and notebooks.is_notebook(entry.path) else None
     except project.UsageError as e:
         return _emit(Result("usage-error", EXIT_USAGE, message=str(e), gpus=devices), as_json)
     try:
@@ -56,6 +64,8 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
             with simulator.activate(state):
                 if entry.module:
                     runpy.run_module(entry.module, run_name="__main__", alter_sys=True)
+                elif notebook is not None:
+                    _run_cells(entry.path, notebook)
                 else:
                     runpy.run_path(entry.path, run_name="__main__")
         except SystemExit as e:
@@ -82,7 +92,70 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
     else:
         res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
     res.gpus = devices
+    if notebook is not None:
+        _in_cells(res, entry.path, notebook)
     return _emit(res, as_json)
+
+
+def _notebook(path: str) -> "notebooks.Notebook":
+    """The notebook's code cells as one program; a notebook that cannot be read, or a cell
+    that cannot be parsed, is a usage error: verify runs every cell or none."""
+    try:
+        with open(path, "rb") as handle:
+            notebook = notebooks.read(handle.read())
+    except (OSError, notebooks.NotebookError) as e:
+        raise project.UsageError(f"{show_path(path)}: {e}") from None
+    unparsed = notebook.unparsed()
+    if unparsed:
+        cell, why = unparsed[0]
+        raise project.UsageError(f"{show_path(path)}:cell {cell}: {why}; verify runs every code cell, so it cannot run this notebook")
+    return notebook
+
+
+def _run_cells(path: str, notebook: "notebooks.Notebook") -> None:
+    """Run the code cells in order in one namespace, as a kernel does: each cell compiled on
+    its own (a `from __future__` import may open any cell) and keeping the future features of
+    the cells before it. IPython lines stand as `pass` (a shell command or `%matplotlib` does
+    not place tensors). Cells are compiled under the notebook's own path at their lines in the
+    program, so the simulator reads them as the user's code, and the lines are registered for
+    tracebacks."""
+    program = notebooks.lines(notebook.program)
+    linecache.cache[path] = (len(notebook.program), None, program, path)
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    flags = 0
+    for start, end in _cell_ranges(notebook):
+        code = compile("\n" * start + "".join(program[start:end]), path, "exec", flags=flags, dont_inherit=True)
+        flags |= code.co_flags & _FUTURE_FLAGS
+        exec(code, namespace)
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
+
+
+def _cell_ranges(notebook: "notebooks.Notebook"):
+    """(first, end) program lines (0-based, end excluded) of each cell's code."""
+    ranges = []
+    for index, (cell, line) in enumerate(notebook.where):
+        if line == 0:
+            ranges.append([index + 1, index + 1])
+        else:
+            ranges[-1][1] = index + 1
+    return [(start, end) for start, end in ranges if end > start]
+
+
+def _in_cells(res: Result, path: str, notebook: "notebooks.Notebook") -> None:
+    """The report's lines of the notebook given as cell and line in the cell."""
+    if res.file and os.path.abspath(res.file) == os.path.abspath(path) and res.line:
+        res.cell, res.line = notebook.position(res.line)
+    shown = show_path(path)
+    mapped = []
+    for where in res.called_from:
+        name, _, line = where.rpartition(":")
+        if name == shown and line.isdigit():
+            cell, line_in_cell = notebook.position(int(line))
+            where = f"{name}:cell {cell}:{line_in_cell}"
+        mapped.append(where)
+    res.called_from = mapped
 
 
 def _emit(res: Result, as_json: bool) -> int:
