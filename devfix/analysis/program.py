@@ -203,6 +203,11 @@ class Program(NameFlow, ClassFlow):
         if self.constructing:
             return  # a module's own construction: every weight is still on the CPU, nothing can clash
         meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
+        previous = self.meetings.get(id(node))
+        if previous is not None and previous.conflict() and not meeting.conflict() and _only_vaguer(previous, meeting):
+            # a loop's next pass joins what its first pass met (`acc = torch.cat([acc, out])`
+            # after `acc = torch.tensor([])`): the first pass has already failed
+            return
         self.meetings[id(node)] = meeting
         self._infer_module_inputs(meeting)
 
@@ -776,3 +781,13 @@ def _cpu_batch(element: Value) -> Value:
     if element.kind is Kind.HOST:
         return Value(Kind.TENSOR, Place.CPU)  # numbers and arrays are collated into CPU tensors
     return element
+
+
+def _only_vaguer(previous: Meeting, meeting: Meeting) -> bool:
+    """`meeting` is `previous` with some definite places become unknown, nothing contradicted."""
+    if len(previous.operands) != len(meeting.operands) or previous.kind != meeting.kind:
+        return False
+    for (_, old), (_, new) in zip(previous.operands, meeting.operands):
+        if new.place is not old.place and not (new.place is Place.UNKNOWN and not new.origins):
+            return False
+    return True

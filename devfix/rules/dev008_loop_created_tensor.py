@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from devfix.analysis.plan import Move
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -70,7 +72,8 @@ for real, _ in loader:
         call = move.origin.node
         name = assigned_name(facts, call)
         what = f"'{name}'" if name else f"`{facts.code(call.func)}(...)`"
-        where = "inside a loop" if move.origin.loop is not None else "in a training step"
+        where = "inside a loop" if move.origin.loop is not None else (
+            "before the loop" if _meets_in_a_later_loop(facts, move) else "in a training step")
         message = f"{what} is created on the CPU {where} and meets {evidence_line(facts, move.evidence)}"
         if not move.fixable:
             return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
@@ -82,3 +85,14 @@ for real, _ in loader:
             return self.finding(call, f"{message}; moved to `{device.code}` where it is made", [Replace(call, new)], device=device)
         new = add_keyword(call, "device", ctx.expression(device.code))
         return self.finding(call, f"{message}; created with `device={device.code}`", [Replace(call, new)], device=device)
+
+
+def _meets_in_a_later_loop(facts, move: Move) -> bool:
+    """An accumulator (`preds = torch.tensor([])`) made before the loop that joins device
+    outputs to it."""
+    tree = facts.tree
+    for meeting in move.meetings:
+        loop = tree.enclosing(meeting.node, (cst.For, cst.While))
+        if loop is not None and not tree.is_inside(move.origin.node, loop):
+            return True
+    return False

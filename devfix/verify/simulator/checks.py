@@ -16,7 +16,7 @@ import torch
 
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.state import Event
-from devfix.verify.simulator.tags import CPU, TORCH_DIR, cuda, origin, real_type, sim_index
+from devfix.verify.simulator.tags import CPU, TORCH_DIR, cuda, made_by_factory, origin, real_type, sim_index
 
 FORK_MESSAGE = (
     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
@@ -153,10 +153,14 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
             return "DEV012", f"the CPU tensor is a plain module attribute created at {where}"
         if in_module:
             return "DEV007", f"the CPU tensor was created at {where} without device="
-        if meet_frame is not None and os.path.abspath(ofile) == os.path.abspath(
-            meet_frame.f_code.co_filename
-        ) and shares_loop(ofile, oline, meet_frame.f_lineno):
+        same_file = meet_frame is not None and os.path.abspath(ofile) == os.path.abspath(meet_frame.f_code.co_filename)
+        if same_file and shares_loop(ofile, oline, meet_frame.f_lineno):
             return "DEV008", f"the CPU tensor was created in the loop at {where} without device="
+        if same_file and meet_frame.f_code.co_name == ofunc and made_by_factory(cpu_t) \
+                and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno):
+            # an accumulator made before the loop (`preds = torch.tensor([])`), then joined
+            # with the model's outputs
+            return "DEV008", f"the CPU tensor was created at {where} without device="
     if isinstance(cuda_t, torch.nn.Parameter):
         return "DEV004", f"the model is on {_device(cuda_t)} but this input is on the CPU"
     return "DEV004", "this tensor was never moved to the device"

@@ -31,7 +31,7 @@ from devfix.verify.simulator import checks
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.checks import device_error, norm_device, touch_device
 from devfix.verify.simulator.tags import (
-    CPU, cuda, first_index, fresh_outputs, index_of, is_sim, origin, set_index, set_origin,
+    CPU, cuda, first_index, fresh_outputs, index_of, is_sim, origin, set_index, set_made_by_factory, set_origin,
     sim_device, sim_index, storage, tensors,
 )
 
@@ -250,6 +250,8 @@ def _note_origin(name, fresh, ins, caller):
         for o in fresh:
             if keep_on_device or not is_sim(o):
                 set_origin(o, where_made)
+                if made_here:
+                    set_made_by_factory(o)
 
 
 SPARSE_FACTORIES = tuple(

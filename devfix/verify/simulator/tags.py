@@ -21,6 +21,7 @@ from devfix.verify.simulator import state as _state
 
 TAG = "_devfix_sim_cuda"
 ORIGIN = "_devfix_origin"
+MADE_BY_FACTORY = "_devfix_made_by_factory"  # the factory's own result, not a tensor computed from it
 CPU = "cpu"
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _TB = torch._C.TensorBase
@@ -124,3 +125,15 @@ def set_origin(t, where) -> None:
     s = storage(t)
     if s is not None and where is not None:
         setattr(s, ORIGIN, where)
+
+
+def made_by_factory(t) -> bool:
+    """`t` is the very tensor a factory of the user's code returned (`torch.tensor([])`), not
+    a view of it, a batch or a result computed from it (which share or inherit its origin)."""
+    return getattr(storage(t), MADE_BY_FACTORY, None) == id(t)
+
+
+def set_made_by_factory(t) -> None:
+    s = storage(t)
+    if s is not None:
+        setattr(s, MADE_BY_FACTORY, id(t))
