@@ -204,12 +204,21 @@ class Program(NameFlow, ClassFlow):
             return  # a module's own construction: every weight is still on the CPU, nothing can clash
         meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
         previous = self.meetings.get(id(node))
-        if previous is not None and previous.conflict() and not meeting.conflict() and _only_vaguer(previous, meeting):
-            # a loop's next pass joins what its first pass met (`acc = torch.cat([acc, out])`
-            # after `acc = torch.tensor([])`): the first pass has already failed
+        if previous is not None and previous.conflict() and not meeting.conflict() and _only_vaguer(previous, meeting) \
+                and not self._in_module_world(node):
+            # a program's loop: its next pass joins what its first pass met
+            # (`acc = torch.cat([acc, out])` after `acc = torch.tensor([])`), and the first pass
+            # has already failed. (A module's own methods keep DEV007's single-pass view.)
             return
         self.meetings[id(node)] = meeting
         self._infer_module_inputs(meeting)
+
+    def _in_module_world(self, node: cst.CSTNode) -> bool:
+        parent = self.data.parent.get(id(node))
+        while parent is not None and not isinstance(parent, cst.FunctionDef):
+            parent = self.data.parent.get(id(parent))
+        info = self.functions.get(id(parent)) if parent is not None else None
+        return info is not None and info.world == "module"
 
     def _infer_module_inputs(self, meeting: Meeting) -> None:
         """Module world: a method parameter that meets the module's own weights is an input
