@@ -129,6 +129,16 @@ class Devices:
         """A device expression already in reach at `node` (no declaration planned)."""
         return self._in_reach(node)
 
+    def in_reach_or_planned(self, node: cst.CSTNode) -> Optional[DeviceChoice]:
+        """A device in reach at `node`, or one another rule's fix declares there: a rule that
+        would not declare a device itself still uses that one, so that a second run, which
+        finds the declaration in reach, changes nothing (idempotence)."""
+        found = self._in_reach(node)
+        if found is not None:
+            return DeviceChoice(found)
+        planned = self._planned(node)
+        return DeviceChoice("device", planned) if planned is not None else None
+
     # -- 1. the evidence's own device -------------------------------------------------------------
     def _from_evidence(self, node: cst.CSTNode, evidence: Tuple[Origin, ...]) -> Optional[str]:
         for origin in evidence:

@@ -98,6 +98,8 @@ for x, y in loader:
         facts = ctx.facts
         tree = facts.tree
         module = optimizer.module
+        if optimizer.qual not in EAGER_STATE_OPTIMIZERS:
+            return None  # SGD, Adam...: their state is made at the first step, wherever the parameters are then
         if module is None or module.obj is None or module.place is not Place.CPU:
             return None
         constructs = [o for o in module.origins if o.kind == "construct"]
@@ -117,6 +119,13 @@ for x, y in loader:
             return None
         if tree.parent(statement) is not tree.parent(build_statement):
             return None
+        if _called_between(tree, call.func.value.value, build_statement, statement):  # type: ignore[union-attr]
+            # trained or run on the CPU before the move (a notebook that moves it later on
+            # purpose): moving it where it is built would change what those calls meet
+            return self.finding(call, f"{describe_built(facts, build)} is moved to the device after an optimizer was built "
+                                      f"from its parameters (line {tree.position(optimizer.call)[0]}) and after it was "
+                                      "used on the CPU; its optimizer state stays on the CPU",
+                                hint="move the model to the device where it is built, and its inputs with it")
         evidence = [o for o in facts.value(call).origins] if facts.value(call) is not None else []
         device = facts.devices.at(build, self.code, evidence)
         message = (
@@ -143,3 +152,14 @@ for x, y in loader:
             targets = small.targets
             return small.value is call and len(targets) == 1 and isinstance(targets[0].target, cst.Name) and targets[0].target.value == func.value.value
         return False
+
+
+# Optimizers that make per-parameter state in their constructor (torch.optim.Adagrad's `sum`):
+# that state stays where the parameters were. The others make it at their first step.
+EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})
+
+
+def _called_between(tree, name: str, first: cst.CSTNode, last: cst.CSTNode) -> bool:
+    """`name(...)` is called after statement `first` and before statement `last`."""
+    start, end = tree.order(first), tree.order(last)
+    return any(isinstance(c.func, cst.Name) and c.func.value == name and start < tree.order(c) < end for c in tree.data.calls)

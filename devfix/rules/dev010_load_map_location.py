@@ -75,13 +75,14 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
-        code = facts.devices.in_reach(call)
+        choice = facts.devices.in_reach_or_planned(call)
+        code = choice.code if choice is not None else None
         if code is None and (_feeds_load_state_dict(facts, call) or _moved_after(facts, call)):
             code = facts.quote("cpu")
         if code is None:
             return self.finding(call, message, hint="pass `map_location=` (the device the program uses, or \"cpu\")")
         new = add_keyword(call, "map_location", ctx.expression(code))
-        return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)])
+        return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)], device=choice)
 
 
 def _in_a_test(facts, call: cst.Call) -> bool:
