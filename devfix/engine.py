@@ -28,7 +28,7 @@ from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.edits import apply_edits
-from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules
+from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
 # expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
@@ -322,7 +322,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
          project: ProjectFacts, silenced: suppressions.Suppressions, incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
     facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
-                      allow_device_declarations=any(r.code == "DEV001" for r in rules),
+                      allow_device_declarations=declarations_allowed(config),
                       assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
                       gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
                       gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
@@ -359,6 +359,18 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     result.undecided = [(*facts.position(node), facts.code(node, 60)) for node in facts.undecided()
                         if facts.position(node) not in reported]
     return new_module if fix and fixed else module
+
+
+def declarations_allowed(config: Config) -> bool:
+    """A fix brings the device declaration it needs (DEV001's) whatever rules are selected, so
+    `apply --select DEV002` fixes DEV002 alone, rule by rule, as a migration PR does. Only an
+    explicit `ignore` of DEV001 turns declarations off: the fixes that need one are then
+    reported without a fix, as under `# devfix: ignore[DEV001]`."""
+    try:
+        ignored = {rule.code for selector in config.ignore for rule in lookup(selector)}
+    except KeyError:
+        return True  # an unknown selector is the command line's error to report
+    return "DEV001" not in ignored
 
 
 def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:
