@@ -4,10 +4,16 @@ Exit codes (all commands): 0 nothing to report, 1 problems found or changes made
 2 usage, configuration or per-file errors (a file that cannot be read, parsed or written; an
 internal error). Errors win: a run with an error exits 2 even if it also fixed files. A file
 with an error is reported as `path: error: <one line>`, left unchanged, and the run goes on.
+Fixes waiting only for `--unsafe-fixes` are not problems left (apply exits 0 over them), and
+`--exit-zero` turns 1 into 0 for report-only CI steps, never 2.
+
+Streams: stdout carries one thing. The report goes to `--output-file`, else to stdout, except
+under `apply --diff`, where stdout carries the diff and the report goes to stderr.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,7 +25,8 @@ from devfix import __version__
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
-from devfix.report import cell_error_lines, json_report, location, text_lines, unified_diff
+from devfix.report import by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff
+from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.rules import ALL_RULES, lookup
 from devfix.writer import WriteError, write_atomic
 
@@ -68,8 +75,14 @@ def common_options(function):
         click.option("--dataset-placement", type=click.Choice(DATASET_PLACEMENTS), default=None, help="Where dataset tensors live: `pinned` CPU memory (default) or the `device`."),
         click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one)."),
         click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip."),
-        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", help="Report format."),
-        click.option("-q", "--quiet", is_flag=True, help="Print only errors and the diff."),
+        click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+                     help="Report format: text for people; json, github (Actions annotations), sarif (code scanning), "
+                          "gitlab (Code Quality) or junit for CI. `--format` is the same option."),
+        click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Write the report to this file instead of the terminal (the diff of `apply --diff` stays on stdout)."),
+        click.option("--statistics", is_flag=True, help="Count the findings per rule instead of listing them (text or json)."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found or left (errors still exit 2)."),
+        click.option("-q", "--quiet", is_flag=True, help="Print the findings, errors and diff, without the summary lines."),
         click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
         click.option("--show-undecided", is_flag=True, help="List the places where devfix could not tell which device a value is on (left alone)."),
     ]
@@ -110,13 +123,16 @@ def apply(paths, diff, **options) -> int:
                 result.error = str(error)
                 result.diagnostics = []
     _report(results, options, diff_mode=diff)
-    remaining = any(d.status != "fixed" for r in results for d in r.diagnostics)
+    remaining = any(by_hand(d) for r in results for d in r.diagnostics)
     if any(r.error or r.cell_errors for r in results):
         return 2
+    if options["exit_zero"]:
+        return 0
     if diff:
         return 1 if changed or remaining else 0
     # Like `ruff check --fix`: a run that fixed everything it found succeeded (scripts can
-    # chain `devfix apply src/ && git commit`); problems left to fix by hand make it 1.
+    # chain `devfix apply src/ && git commit`); problems left to fix by hand make it 1. Fixes
+    # waiting for `--unsafe-fixes` are the user's decision, not work left: they do not count.
     return 1 if remaining else 0
 
 
@@ -128,6 +144,8 @@ def check(paths, **options) -> int:
     _report(results, options, diff_mode=False, check_mode=True)
     if any(r.error or r.cell_errors for r in results):
         return 2
+    if options["exit_zero"]:
+        return 0
     return 1 if any(r.diagnostics for r in results) else 0
 
 
@@ -222,73 +240,82 @@ def _display(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
+class _Sink:
+    """Where the report goes (docs: "Output"): `--output-file` if given; otherwise stdout, except
+    under `apply --diff`, where stdout carries the diff and the report goes to stderr. So
+    stdout never carries two things, and `apply --diff > fix.patch` is a clean patch."""
+
+    def __init__(self, options: dict, diff_mode: bool) -> None:
+        self.file: Optional[Path] = options.get("output_file")
+        self.err = diff_mode
+        self.lines: List[str] = []
+
+    def echo(self, text: str) -> None:
+        if self.file is not None:
+            self.lines.append(text)
+        else:
+            click.echo(text, err=self.err)
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            self.file.write_text("".join(line + ("" if line.endswith("\n") else "\n") for line in self.lines), encoding="utf-8")
+        except OSError as error:
+            raise click.ClickException(f"cannot write the report to '{self.file}': {error.strerror or error}") from None
+
+
 def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mode: bool = False) -> None:
-    if options["output_format"] == "json":
-        click.echo(json_report(results))
+    sink = _Sink(options, diff_mode)
+    output_format = options["output_format"]
+    if options["statistics"] and output_format not in ("text", "json"):
+        raise click.UsageError("--statistics prints text or json, not " + output_format)
+    if output_format != "text":
+        if options["statistics"]:
+            sink.echo(json.dumps(statistics(results), indent=2))
+        else:
+            sink.echo(render(output_format, results).rstrip("\n"))
+        if sink.file is not None:  # the report is in a file: a CI log still shows what failed
+            for result in results:
+                for line in _error_lines(result, options):
+                    click.echo(line, err=True)
+        sink.close()
         return
-    out_err = diff_mode  # in a dry run stdout carries the diff; the report goes to stderr
     for result in results:
-        if result.error:
-            click.echo(f"{result.path}: error: {result.error}", err=True)
-            if options["show_traceback"] and result.traceback:
-                click.echo(result.traceback, err=True)
-            continue
-        for line in cell_error_lines(result):
-            click.echo(line, err=True)
-        if options["quiet"]:
+        # errors on stderr when the report is on a terminal stream; in the file with the rest
+        for line in _error_lines(result, options):
+            if sink.file is None:
+                click.echo(line, err=True)
+            else:
+                sink.echo(line)
+        if result.error or options["statistics"]:
             continue
         for line in text_lines(result, dry_run=diff_mode):
-            click.echo(line, err=out_err)
+            sink.echo(line)
         if options["show_undecided"]:
             cells = result.undecided_cells or [None] * len(result.undecided)
             for (line, column, code), cell in zip(result.undecided, cells):
-                click.echo(f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone", err=out_err)
+                sink.echo(f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone")
+    if options["statistics"]:
+        for line in statistics_lines(results):
+            sink.echo(line)
     if not options["quiet"]:
-        click.echo(_summary(results, diff_mode, check_mode), err=out_err)
-        undecided = _undecided_line(results, options["show_undecided"])
+        sink.echo(summary(results, diff_mode, check_mode))
+        undecided = undecided_line(results, options["show_undecided"])
         if undecided:
-            click.echo(undecided, err=out_err)
+            sink.echo(undecided)
+    sink.close()
 
 
-def _undecided_line(results: List[FileResult], shown: bool) -> str:
-    """What the run did not cover: meetings of values devfix could not place, which it never
-    edits (a helper, a framework or a branch placed one side). Empty when there are none."""
-    count = sum(len(r.undecided) for r in results if not r.error)
-    if not count:
-        return ""
-    files = sum(1 for r in results if r.undecided and not r.error)
-    where = f"{count} place{'s' * (count != 1)} in {files} file{'s' * (files != 1)}"
-    more = "" if shown else " (`--show-undecided` lists them)"
-    return f"Not covered: at {where} a value meets one whose device devfix cannot tell; left alone{more}."
-
-
-def _summary(results: List[FileResult], diff_mode: bool, check_mode: bool = False) -> str:
-    checked = len(results)
-    if check_mode:
-        found = sum(len(r.diagnostics) for r in results)
-        fixable = sum(1 for r in results for d in r.diagnostics if d.status == "fixable")
-        errors = sum(1 for r in results if r.error or r.cell_errors)
-        text = f"Found {found} problem{'s' * (found != 1)}" if found else "No problems found"
-        if fixable:
-            text += f" ({fixable} fixable with `devfix apply`)"
-        if errors:
-            text += f"; {errors} file{'s' * (errors != 1)} with errors"
-        return f"{text} ({checked} file{'s' * (checked != 1)} checked)."
-    fixed = sum(1 for r in results for d in r.diagnostics if d.status == "fixed")
-    files = sum(1 for r in results if r.changed)
-    remaining = sum(1 for r in results for d in r.diagnostics if d.status != "fixed")
-    errors = sum(1 for r in results if r.error or r.cell_errors)
-    verb = "Would fix" if diff_mode else "Fixed"
-    parts = []
-    if fixed:
-        parts.append(f"{verb} {fixed} problem{'s' * (fixed != 1)} in {files} file{'s' * (files != 1)}")
-    if remaining:
-        parts.append(f"{remaining} problem{'s' * (remaining != 1)} left to fix by hand")
-    if errors:
-        parts.append(f"{errors} file{'s' * (errors != 1)} with errors")
-    if not parts:
-        parts.append("No problems found")
-    return f"{'; '.join(parts)} ({checked} file{'s' * (checked != 1)} checked)."
+def _error_lines(result: FileResult, options: dict) -> List[str]:
+    """A file or cell devfix could not read, in one line each (and the traceback on request)."""
+    if result.error:
+        lines = [f"{result.path}: error: {result.error}"]
+        if options["show_traceback"] and result.traceback:
+            lines.append(result.traceback)
+        return lines
+    return list(cell_error_lines(result))
 
 
 def _register_verify() -> None:

@@ -27,7 +27,7 @@ from devfix.analysis.values import Value
 from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
-from devfix.edits import apply_edits
+from devfix.edits import InsertAfter, InsertBefore, Replace, apply_edits
 from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
@@ -48,6 +48,26 @@ class Diagnostic:
     status: str  # "fixed" | "fixable" | "unsafe-fix" | "no-fix"
     hint: str = ""
     cell: Optional[int] = None  # in a notebook: the cell (`line` is then the line in that cell)
+    end_line: int = 0  # where the flagged code ends (0: unknown); in a notebook, in the same cell
+    end_column: int = 0
+    edits: Tuple["FixEdit", ...] = ()  # the fix, for machines (JSON); empty when there is none
+
+
+@dataclass(frozen=True)
+class FixEdit:
+    """One edit of a finding's fix, as devfix plans it, in the original file's positions, so a
+    reviewer or a tool can read what a finding changes without the whole diff. `kind` is
+    `replace` (the range becomes `content`), `insert-before`/`insert-after` (statements put
+    next to the statement in the range, at its indentation; `content` unindented) or
+    `replace-statement` (the statement in the range becomes `content`, empty: removed)."""
+
+    kind: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+    cell: Optional[int] = None
 
 
 @dataclass
@@ -142,8 +162,12 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
         return out
     for diagnostic in result.diagnostics:
         cell, line = notebook.position(diagnostic.line)
+        end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)
+        edits = tuple(_edit_in_cells(notebook, edit) for edit in diagnostic.edits)
         out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, message=_in_cells(notebook, diagnostic.message),
-                                                   hint=_in_cells(notebook, diagnostic.hint)))
+                                                   hint=_in_cells(notebook, diagnostic.hint), edits=edits,
+                                                   end_line=end_line if end_cell == cell else 0,
+                                                   end_column=diagnostic.end_column if end_cell == cell else 0))
     for line, column, code in result.undecided:
         cell, line = notebook.position(line)
         out.undecided.append((line, column, code))
@@ -156,6 +180,12 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
             return out
         out.new = text.encode("utf-8")
     return out
+
+
+def _edit_in_cells(notebook: "notebooks.Notebook", edit: FixEdit) -> FixEdit:
+    cell, line = notebook.position(edit.line)
+    _, end_line = notebook.position(edit.end_line)
+    return dataclasses.replace(edit, cell=cell, line=line, end_line=end_line)
 
 
 _LINE_REFERENCE = re.compile(r"\(line (\d+)(?=[:);])")
@@ -353,12 +383,44 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
         else:
             status, hint = _status(finding, config), finding.hint
         line, column = facts.position(finding.node)
-        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint))
+        end_line, end_column = _end(facts, module, finding.node, line, column)
+        edits = tuple(_fix_edit(facts, module, edit) for edit in finding.edits) if status != "no-fix" else ()
+        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint,
+                                             end_line=end_line, end_column=end_column, edits=edits))
     result.diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
     reported = {(d.line, d.column) for d in result.diagnostics}
     result.undecided = [(*facts.position(node), facts.code(node, 60)) for node in facts.undecided()
                         if facts.position(node) not in reported]
     return new_module if fix and fixed else module
+
+
+def _source(module: cst.Module, node: cst.CSTNode) -> str:
+    """The node's code as it stands in the file: without the comment lines above a statement
+    and without a statement's final newline."""
+    if getattr(node, "leading_lines", None):
+        node = node.with_changes(leading_lines=())
+    return module.code_for_node(node).rstrip("\r\n")
+
+
+def _end(facts: FileFacts, module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple[int, int]:
+    """1-based end line and column (exclusive) of `node`, from its start and its code."""
+    lines = _source(module, node).split("\n")
+    if len(lines) == 1:
+        return line, column + len(lines[0])
+    return line + len(lines) - 1, len(lines[-1]) + 1
+
+
+def _fix_edit(facts: FileFacts, module: cst.Module, edit: object) -> FixEdit:
+    node = getattr(edit, "node")
+    line, column = facts.position(node)
+    end_line, end_column = _end(facts, module, node, line, column)
+    if isinstance(edit, Replace):
+        kind, content = "replace", cst.Module([]).code_for_node(edit.new)
+    else:
+        kind = {InsertBefore: "insert-before", InsertAfter: "insert-after"}.get(type(edit), "replace-statement")
+        statements = getattr(edit, "statements", ())
+        content = "".join(cst.Module([]).code_for_node(statement) for statement in statements)
+    return FixEdit(kind, line, column, end_line, end_column, content)
 
 
 def declarations_allowed(config: Config) -> bool:

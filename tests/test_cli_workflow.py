@@ -1,9 +1,13 @@
-"""The review and CI workflow through the command line (issue 14)."""
+"""The review and CI workflow through the command line (issue 14): output formats and where
+each goes, statistics, exit codes, fix control rule by rule, unsafe fixes counted apart."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +24,7 @@ HARD_CODED = textwrap.dedent(
     print(model(torch.ones(1, 4).cuda()))
     """
 )
+PLAIN_LIST = (HERE / "fixtures" / "DEV013" / "append_in_init.py").read_text().split("\n", 1)[1]  # without its `--unsafe-fixes` line
 
 
 @pytest.fixture
@@ -32,6 +37,117 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "train.py").write_text(HARD_CODED)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def test_format_is_an_alias_of_output_format(runner, project):
+    one = runner.invoke(main, ["check", "--format", "json", "train.py"])
+    other = runner.invoke(main, ["check", "--output-format", "json", "train.py"])
+    assert one.exit_code == other.exit_code == 1
+    assert one.stdout == other.stdout and json.loads(one.stdout)
+
+
+def test_json_carries_the_range_rule_status_and_edit_of_each_finding(runner, project):
+    items = json.loads(runner.invoke(main, ["check", "--output-format", "json", "train.py"]).stdout)
+    dev002 = [item for item in items if item["code"] == "DEV002"]
+    first = dev002[0]
+    assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (4, 9, 4, 31)
+    assert first["name"] == "hard-coded-cuda" and first["status"] == "fixable"
+    assert first["fix"]["applicability"] == "safe" and first["fix"]["applied"] is False
+    assert first["fix"]["edits"] == [{"kind": "replace", "location": {"line": 4, "column": 9},
+                                      "end_location": {"line": 4, "column": 31}, "content": "nn.Linear(4, 2).to(device)"}]
+    declaration = [item for item in items if item["code"] == "DEV001"][0]
+    assert declaration["fix"]["edits"][0]["kind"] in ("insert-before", "insert-after")
+    assert "device = torch.device(" in declaration["fix"]["edits"][0]["content"]
+
+
+def test_a_finding_without_a_fix_has_no_edit(runner, project):
+    items = json.loads(runner.invoke(main, ["check", "--format", "json", "--ignore", "DEV001", "train.py"]).stdout)
+    assert items and all(item["status"] == "no-fix" and item["fix"] is None for item in items)
+
+
+def test_the_diff_and_a_machine_format_never_share_a_stream(runner, project):
+    result = runner.invoke(main, ["apply", "--diff", "--output-format", "json", "train.py"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert "[" not in result.stdout.splitlines()[0]
+    items = json.loads(result.stderr)  # the report alone on stderr
+    assert {item["status"] for item in items} == {"fixed"} and all(item["fix"]["applied"] for item in items)
+    assert (project / "train.py").read_text() == HARD_CODED
+
+
+def test_output_file_takes_the_report_and_leaves_stdout_to_the_diff(runner, project):
+    result = runner.invoke(main, ["apply", "--diff", "--output-format", "sarif", "--output-file", "out/report.sarif", "train.py"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("--- a/train.py") and result.stderr == ""
+    sarif = json.loads((project / "out" / "report.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    check = runner.invoke(main, ["check", "-o", "report.txt", "train.py"])
+    assert check.exit_code == 1 and check.output == ""
+    text = (project / "report.txt").read_text()
+    assert "train.py:4:9: DEV002 [*]" in text and text.rstrip().endswith("(1 file checked).")
+
+
+def test_each_ci_format_is_well_formed(runner, project):
+    (project / "broken.py").write_text("import torch\nx = (\n")
+    outputs = {}
+    for name in ("github", "sarif", "gitlab", "junit"):
+        result = runner.invoke(main, ["check", "--output-format", name, "."])
+        assert result.exit_code == 2, (name, result.output)  # a file that cannot be parsed wins
+        outputs[name] = result.stdout
+    github = outputs["github"].splitlines()
+    assert "::error title=devfix (DEV002),file=train.py,line=4,col=9,endLine=4,endColumn=31::DEV002 [fixable]" in outputs["github"]
+    assert any(line.startswith("::error file=broken.py,title=devfix::cannot parse") for line in github)
+    sarif = json.loads(outputs["sarif"])
+    run = sarif["runs"][0]
+    assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} >= {"DEV001", "DEV002", "DEV013"}
+    region = [r for r in run["results"] if r["ruleId"] == "DEV002"][0]["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 4, "startColumn": 9, "endLine": 4, "endColumn": 31}
+    assert run["invocations"][0]["executionSuccessful"] is False
+    gitlab = json.loads(outputs["gitlab"])
+    assert {issue["check_name"] for issue in gitlab} >= {"DEV002", "devfix/error"}
+    assert len({issue["fingerprint"] for issue in gitlab}) == len(gitlab)
+    assert all(issue["location"]["path"] in ("train.py", "broken.py") for issue in gitlab)
+    junit = ElementTree.fromstring(outputs["junit"])
+    assert junit.tag == "testsuites" and int(junit.get("failures")) >= 3 and junit.get("errors") == "1"
+
+
+def test_notebook_findings_name_their_cell_in_every_format(runner, tmp_path, monkeypatch):
+    shutil.copytree(HERE / "fixtures" / "notebooks" / "hard_coded_cuda_script_written", tmp_path / "nb")
+    monkeypatch.chdir(tmp_path / "nb")
+    notebook = sorted(Path(".").glob("*.ipynb"))[0].name
+    items = json.loads(runner.invoke(main, ["check", "--format", "json", notebook]).stdout)
+    assert items and all(isinstance(item["cell"], int) for item in items)
+    assert all(edit.get("cell") for item in items if item["fix"] for edit in item["fix"]["edits"])
+    github = runner.invoke(main, ["check", "--format", "github", notebook]).stdout
+    assert "line=" not in github and f"file={notebook}::cell " in github  # never a line of the notebook's JSON
+    sarif = json.loads(runner.invoke(main, ["check", "--format", "sarif", notebook]).stdout)
+    assert all("cell" in result["properties"] for result in sarif["runs"][0]["results"])
+
+
+def test_statistics_count_findings_per_rule(runner, project):
+    result = runner.invoke(main, ["check", "--statistics", "train.py"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["2", "DEV002", "hard-coded-cuda", "(2", "fixable)"]
+    assert lines[1].split()[:2] == ["1", "DEV001"]
+    assert "train.py:4:9" not in result.stdout and lines[-1].startswith("Found 3 problems")
+    rows = json.loads(runner.invoke(main, ["check", "--statistics", "--format", "json", "train.py"]).stdout)
+    assert rows[0] == {"code": "DEV002", "name": "hard-coded-cuda", "count": 2, "statuses": {"fixable": 2}}
+    refused = runner.invoke(main, ["check", "--statistics", "--format", "sarif", "train.py"])
+    assert refused.exit_code == 2 and "--statistics" in refused.output
+
+
+def test_exit_zero_keeps_errors_at_two(runner, project):
+    assert runner.invoke(main, ["check", "--exit-zero", "train.py"]).exit_code == 0
+    assert runner.invoke(main, ["apply", "--diff", "--exit-zero", "train.py"]).exit_code == 0
+    (project / "broken.py").write_text("import torch\nx = (\n")
+    assert runner.invoke(main, ["check", "--exit-zero", "."]).exit_code == 2
+
+
+def test_quiet_prints_findings_without_the_summary(runner, project):
+    result = runner.invoke(main, ["check", "-q", "train.py"])
+    assert result.exit_code == 1
+    assert "train.py:4:9: DEV002 [*]" in result.stdout and "Found" not in result.output
 
 
 def test_a_rule_selected_alone_brings_the_declaration_it_needs(runner, project):
@@ -50,3 +166,16 @@ def test_ignoring_the_declaration_rule_leaves_the_fixes_that_need_it(runner, pro
     assert "2 problems left to fix by hand" in result.stdout
 
 
+def test_unsafe_fixes_are_counted_apart_and_leave_apply_successful(runner, tmp_path, monkeypatch):
+    (tmp_path / "stack.py").write_text(PLAIN_LIST)
+    monkeypatch.chdir(tmp_path)
+    applied = runner.invoke(main, ["apply", "stack.py"])
+    assert applied.exit_code == 0, applied.output  # nothing is left for a person to do
+    assert "1 more fix available with `--unsafe-fixes`" in applied.stdout
+    assert "by hand" not in applied.stdout
+    assert (tmp_path / "stack.py").read_text() == PLAIN_LIST
+    checked = runner.invoke(main, ["check", "stack.py"])
+    assert checked.exit_code == 1
+    assert "Found 1 problem (1 more fix available with `--unsafe-fixes`)" in checked.stdout
+    unsafe = runner.invoke(main, ["apply", "--unsafe-fixes", "stack.py"])
+    assert unsafe.exit_code == 0 and "nn.ModuleList" in (tmp_path / "stack.py").read_text()

@@ -1,9 +1,9 @@
-"""Output formats. Text for people, JSON for machines, unified diffs for review."""
+"""Output for people: finding lines, summaries and unified diffs for review. The machine
+formats (JSON, GitHub, SARIF, GitLab, JUnit) are in `devfix.report.formats`."""
 
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Iterable, List, Optional
 
 from devfix.engine import FileResult
@@ -99,26 +99,61 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def json_report(results: Iterable[FileResult]) -> str:
-    items = []
-    for result in results:
-        if result.error:
-            items.append({"path": result.path, "error": result.error})
-            continue
-        items.extend({"path": result.path, "cell": cell, "error": why} for cell, why in result.cell_errors)
-        for d in result.diagnostics:
-            items.append(
-                {
-                    "path": result.path,
-                    **({"cell": d.cell} if d.cell is not None else {}),
-                    "line": d.line,
-                    "column": d.column,
-                    "code": d.code,
-                    "name": d.name,
-                    "message": d.message,
-                    "status": d.status,
-                    "fixable": d.status in ("fixed", "fixable", "unsafe-fix"),
-                    "hint": d.hint,
-                }
-            )
-    return json.dumps(items, indent=2)
+def by_hand(d) -> bool:
+    """A finding a person has to fix: neither fixed nor waiting only for `--unsafe-fixes`."""
+    return d.status not in ("fixed", "unsafe-fix")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def summary(results: List[FileResult], dry_run: bool, check_mode: bool = False) -> str:
+    """The run in one line. Unsafe fixes are counted apart ("N more fixes available with
+    `--unsafe-fixes`"): they wait for a decision, not for a person's edit."""
+    checked = len(results)
+    findings = [d for r in results for d in r.diagnostics]
+    unsafe = sum(1 for d in findings if d.status == "unsafe-fix")
+    errors = sum(1 for r in results if r.error or r.cell_errors)
+    more = f"{unsafe} more fix{'es' * (unsafe != 1)} available with `--unsafe-fixes`" if unsafe else ""
+    if check_mode:
+        fixable = sum(1 for d in findings if d.status == "fixable")
+        text = f"Found {_plural(len(findings), 'problem')}" if findings else "No problems found"
+        notes = []
+        if fixable:
+            notes.append(f"{fixable} fixable with `devfix apply`")
+        if more:
+            notes.append(more)
+        if notes:
+            text += f" ({'; '.join(notes)})"
+        if errors:
+            text += f"; {_plural(errors, 'file')} with errors"
+        return f"{text} ({_plural(checked, 'file')} checked)."
+    fixed = sum(1 for d in findings if d.status == "fixed")
+    files = sum(1 for r in results if r.changed)
+    remaining = sum(1 for d in findings if by_hand(d))
+    verb = "Would fix" if dry_run else "Fixed"
+    parts = []
+    if fixed:
+        parts.append(f"{verb} {_plural(fixed, 'problem')} in {_plural(files, 'file')}")
+    if more:
+        parts.append(more)
+    if remaining:
+        parts.append(f"{_plural(remaining, 'problem')} left to fix by hand")
+    if errors:
+        parts.append(f"{_plural(errors, 'file')} with errors")
+    if not parts:
+        parts.append("No problems found")
+    return f"{'; '.join(parts)} ({_plural(checked, 'file')} checked)."
+
+
+def undecided_line(results: List[FileResult], shown: bool) -> str:
+    """What the run did not cover: meetings of values devfix could not place, which it never
+    edits (a helper, a framework or a branch placed one side). Empty when there are none."""
+    count = sum(len(r.undecided) for r in results if not r.error)
+    if not count:
+        return ""
+    files = sum(1 for r in results if r.undecided and not r.error)
+    where = f"{_plural(count, 'place')} in {_plural(files, 'file')}"
+    more = "" if shown else " (`--show-undecided` lists them)"
+    return f"Not covered: at {where} a value meets one whose device devfix cannot tell; left alone{more}."
