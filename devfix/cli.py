@@ -22,12 +22,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import click
 
 from devfix import __version__
-from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError, find_pyproject, load_config
+from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
 from devfix.report import by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.rules import ALL_RULES, lookup
+from devfix.settings import Overrides, Settings, describe
 from devfix.writer import WriteError, write_atomic
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -74,7 +75,8 @@ def common_options(function):
         click.option("--device-style", type=click.Choice(DEVICE_STYLES), default=None, help="Form of a new device declaration: `conditional` (torch.cuda) or `accelerator` (torch.accelerator)."),
         click.option("--dataset-placement", type=click.Choice(DATASET_PLACEMENTS), default=None, help="Where dataset tensors live: `pinned` CPU memory (default) or the `device`."),
         click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one)."),
-        click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip."),
+        click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip (from the working directory)."),
+        click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit)."),
         click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
                      help="Report format: text for people; json, github (Actions annotations), sarif (code scanning), "
                           "gitlab (Code Quality) or junit for CI. `--format` is the same option."),
@@ -109,7 +111,7 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
 def apply(paths, diff, **options) -> int:
     """Fix device-placement bugs in the files under PATHS, in place."""
-    config, results, trees = _run(paths, options, fix=True)
+    _settings_used, results, trees = _run(paths, options, fix=True)
     changed = [r for r in results if r.changed]
     if diff:
         for result in changed:
@@ -140,13 +142,29 @@ def apply(paths, diff, **options) -> int:
 @common_options
 def check(paths, **options) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
-    config, results, _trees = _run(paths, options, fix=False)
+    _settings_used, results, _trees = _run(paths, options, fix=False)
     _report(results, options, diff_mode=False, check_mode=True)
     if any(r.error or r.cell_errors for r in results):
         return 2
     if options["exit_zero"]:
         return 0
     return 1 if any(r.diagnostics for r in results) else 0
+
+
+@main.command("show-settings")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one).")
+@click.option("--select", multiple=True, help="As for check: only these rules.")
+@click.option("--extend-select", multiple=True, help="As for check: add rules that are off by default.")
+@click.option("--ignore", multiple=True, help="As for check: skip these rules.")
+@click.option("--exclude", multiple=True, help="As for check: extra patterns to skip.")
+def show_settings(path: Path, **options) -> int:
+    """Print the configuration that applies to PATH: its file, every setting, the rules run."""
+    try:
+        click.echo(describe(_settings(options), path))
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    return 0
 
 
 @main.command("rules")
@@ -182,38 +200,40 @@ def rules_reference() -> str:
     return header + "\n".join(rule.docs() for rule in ALL_RULES)
 
 
-def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Config, List[FileResult], Dict[int, Path]]:
-    """Process every file; also returns the tree each result's file was found in (by id)."""
+def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Settings, List[FileResult], Dict[int, Path]]:
+    """Process every file, each with its own configuration (the nearest pyproject.toml's, the
+    command line on top); also returns the tree each result's file was found in (by id).
+
+    Files are processed in the order of their paths, whatever order the command line gave:
+    `check b a` and `check a b` are one run."""
     for path in paths:
         if not path.exists():
             raise click.UsageError(f"path '{path}' does not exist")
-    config = _config(paths, options)
-    found = [(path, tree, _read_file(path)) for path, tree in
-             discover_with_trees(paths, exclude=config.exclude + config.extend_exclude)]
-    results = process_project([read for _, _, read in found], config, fix=fix)
-    trees = {id(result): tree for result, (_, tree, _) in zip(results, found)}
-    return config, results, trees
-
-
-def _config(paths: Sequence[Path], options: dict) -> Config:
-    config_path = options.get("config_path") or find_pyproject(paths[0] if paths else Path.cwd())
     try:
-        config = load_config(config_path)
-        for selector in (*_split(options["select"]), *_split(options["extend_select"]), *_split(options["ignore"]),
-                         *config.select, *config.extend_select, *config.ignore):
-            lookup(selector)
-    except KeyError as error:
-        raise click.UsageError(f"unknown rule selector {error}; `devfix rules` lists them") from None
+        settings = _settings(options)
+        found = sorted(discover_with_trees(paths, is_excluded=settings.excluded, force_exclude=options["force_exclude"]),
+                       key=lambda item: _display(item[0]))
+        configs = [settings.for_path(path) for path, _ in found]
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    return config.with_overrides(
-        select=_split(options["select"]) or None,
-        extend_select=_split(options["extend_select"]) or None,
-        ignore=(config.ignore + _split(options["ignore"])) or None,
-        unsafe_fixes=options["unsafe_fixes"],
-        device_style=options["device_style"],
-        dataset_placement=options["dataset_placement"],
-        extend_exclude=(config.extend_exclude + tuple(options["exclude"])) or None,
+    reads = [_read_file(path) for path, _ in found]
+    results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs)
+    trees = {id(result): tree for result, (_, tree) in zip(results, found)}
+    return settings, results, trees
+
+
+def _settings(options: dict) -> Settings:
+    return Settings(
+        Overrides(
+            select=_split(options.get("select", ())),
+            extend_select=_split(options.get("extend_select", ())),
+            ignore=_split(options.get("ignore", ())),
+            unsafe_fixes=options.get("unsafe_fixes"),
+            device_style=options.get("device_style"),
+            dataset_placement=options.get("dataset_placement"),
+            exclude=tuple(options.get("exclude", ())),
+        ),
+        config_path=options.get("config_path"),
     )
 
 

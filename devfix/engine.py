@@ -124,7 +124,8 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
     return result
 
 
-def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
+                    configs: Optional[Sequence[Config]] = None) -> List[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -132,6 +133,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
     analysis reads; the results come back in the order given. A notebook (`.ipynb`) takes
     part as the Python program its code cells make (notebooks.py): analysed like a script,
     never imported by the others, its findings and edits given back to its cells.
+    `configs`, one per read, gives each file its own configuration (the nearest
+    pyproject.toml's, devfix.settings); without it `config` applies to all.
     """
     programs = list(reads)
     read_notebooks: Dict[int, notebooks.Notebook] = {}
@@ -145,7 +148,7 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
             read_notebooks[index] = notebook
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
-    results = _process_programs(programs, config, fix=fix)
+    results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix)
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
@@ -199,7 +202,7 @@ def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
     return _LINE_REFERENCE.sub(cell_line, message)
 
 
-def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool) -> List[FileResult]:
     """process_project over Python programs (a notebook already joined into one)."""
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
@@ -209,7 +212,7 @@ def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool)
         if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
                 and not project.imports_analysed(read.path, read.old):
             continue  # pre-filter: every rule needs torch, a tensor's own .cuda() method, or a project file that does
-        result = process_source(read.old, config, fix=fix, path=read.path, project=project)
+        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=project)
         if result.summary is not None:
             project.summaries[result.path] = result.summary
         results[index] = result
@@ -219,13 +222,13 @@ def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool)
     for index, read in enumerate(reads):
         wanted = incoming.get(read.path)
         if wanted and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=wanted)
+            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=wanted)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
     for index, read in enumerate(reads):
         if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
+            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
     return results
 
 

@@ -179,3 +179,85 @@ def test_unsafe_fixes_are_counted_apart_and_leave_apply_successful(runner, tmp_p
     assert "Found 1 problem (1 more fix available with `--unsafe-fixes`)" in checked.stdout
     unsafe = runner.invoke(main, ["apply", "--unsafe-fixes", "stack.py"])
     assert unsafe.exit_code == 0 and "nn.ModuleList" in (tmp_path / "stack.py").read_text()
+
+
+@pytest.fixture
+def monorepo(tmp_path, monkeypatch):
+    """A repository whose sub-project `b` has its own configuration, and a legacy folder the
+    root configuration excludes."""
+    (tmp_path / "pyproject.toml").write_text('[tool.devfix]\nextend-exclude = ["a/legacy/"]\n')
+    for folder in ("a", "b", "a/legacy"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "train.py").write_text(HARD_CODED)
+    (tmp_path / "b" / "pyproject.toml").write_text('[project]\nname = "b"\n\n[tool.devfix]\nignore = ["DEV002"]\n')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _codes(output: str, prefix: str):
+    return sorted({line.split(": ")[1].split()[0] for line in output.splitlines() if line.startswith(prefix)})
+
+
+def test_the_nearest_configuration_applies_to_each_file(runner, monorepo):
+    result = runner.invoke(main, ["check", "."])
+    assert _codes(result.stdout, "a/train.py") == ["DEV001", "DEV002"]
+    assert _codes(result.stdout, "b/train.py") == []  # b ignores DEV002, and so needs no declaration
+    assert "(2 files checked)" in result.stdout  # a/legacy excluded
+
+
+def test_the_order_of_paths_does_not_change_the_result(runner, monorepo):
+    forward = runner.invoke(main, ["check", "a", "b"])
+    backward = runner.invoke(main, ["check", "b", "a"])
+    assert forward.exit_code == backward.exit_code == 1
+    assert forward.stdout == backward.stdout
+    assert runner.invoke(main, ["check", "b"]).exit_code == 0  # b's own table, read for b's files
+
+
+def test_excludes_are_anchored_at_the_configuration_folder(runner, monorepo, monkeypatch):
+    assert "legacy" not in runner.invoke(main, ["check", "a"]).stdout  # not matched from `a`, but from the root
+    monkeypatch.chdir(monorepo / "a")
+    assert "legacy" not in runner.invoke(main, ["check", "."]).stdout
+    assert "(1 file checked)" in runner.invoke(main, ["check", "."]).stdout
+
+
+def test_force_exclude_applies_excludes_to_named_files(runner, monorepo):
+    named = runner.invoke(main, ["check", "a/legacy/train.py"])
+    assert named.exit_code == 1 and "a/legacy/train.py:4:9" in named.stdout  # named: checked, as ruff does
+    forced = runner.invoke(main, ["check", "--force-exclude", "a/legacy/train.py", "a/train.py"])
+    assert "legacy" not in forced.stdout and "(1 file checked)" in forced.stdout
+    (monorepo / "a" / "legacy" / "train.py").write_text(HARD_CODED)
+    assert runner.invoke(main, ["apply", "--force-exclude", "a/legacy/train.py"]).exit_code == 0
+    assert (monorepo / "a" / "legacy" / "train.py").read_text() == HARD_CODED
+    cli_pattern = runner.invoke(main, ["check", "--force-exclude", "--exclude", "a/train.py", "a/train.py"])
+    assert "(0 files checked)" in cli_pattern.stdout
+
+
+def test_config_option_applies_one_file_to_every_path(runner, monorepo):
+    (monorepo / "strict.toml").write_text('[tool.devfix]\nignore = ["DEV001"]\n')
+    result = runner.invoke(main, ["check", "--config", "strict.toml", "a", "b"])
+    assert _codes(result.stdout, "a/train.py") == ["DEV002"] and _codes(result.stdout, "b/train.py") == ["DEV002"]
+
+
+def test_invalid_toml_is_an_error_naming_the_file_and_line(runner, monorepo):
+    (monorepo / "b" / "pyproject.toml").write_text('[tool.devfix]\nignore = ["DEV002"]\nunsafe-fixes = \n')
+    result = runner.invoke(main, ["check", "b"])
+    assert result.exit_code == 2
+    assert "b/pyproject.toml: invalid TOML:" in result.output and "line 3" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    (monorepo / "b" / "pyproject.toml").write_text('[tool.devfix]\nignore = ["DEV999"]\n')
+    unknown = runner.invoke(main, ["check", "b"])
+    assert unknown.exit_code == 2 and "b/pyproject.toml: unknown rule selector 'DEV999'" in unknown.output
+
+
+def test_show_settings_prints_the_resolved_configuration_of_a_file(runner, monorepo):
+    result = runner.invoke(main, ["show-settings", "b/train.py"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Settings for b/train.py"
+    assert any(line.startswith("configuration = ") and line.endswith('b/pyproject.toml"') for line in lines)
+    assert 'ignore = ["DEV002"]' in lines and "excluded = false" in lines
+    assert "DEV002" not in [line for line in lines if line.startswith("rules = ")][0]
+    legacy = runner.invoke(main, ["show-settings", "a/legacy/train.py"]).stdout.splitlines()
+    assert 'extend-exclude = ["a/legacy/"]' in legacy and "excluded = true" in legacy
+    selected = runner.invoke(main, ["show-settings", "--select", "DEV003", "a/train.py"]).stdout
+    assert 'rules = ["DEV003"]' in selected
