@@ -21,11 +21,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
-from devfix import __version__
+from devfix import __version__, suppressions
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
-from devfix.report import by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff
+from devfix.report import (by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff,
+                           with_suppression_notes)
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.rules import ALL_RULES, lookup
 from devfix.settings import Overrides, Settings, describe
@@ -143,12 +144,64 @@ def apply(paths, diff, **options) -> int:
 def check(paths, **options) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
     _settings_used, results, _trees = _run(paths, options, fix=False)
+    with_suppression_notes(results)
     _report(results, options, diff_mode=False, check_mode=True)
     if any(r.error or r.cell_errors for r in results):
         return 2
     if options["exit_zero"]:
         return 0
     return 1 if any(r.diagnostics for r in results) else 0
+
+
+@main.command("add-ignore")
+@common_options
+def add_ignore(paths, **options) -> int:
+    """Silence what devfix finds under PATHS today: `# devfix: ignore[CODE]` on each line.
+
+    For adopting devfix in CI on an existing code base (ruff's --add-noqa): the comments mark
+    the known findings, and `check` then fails only on new ones. Fix them later one by one.
+    Notebooks are left alone (a comment in a cell's source is the user's to write)."""
+    added, files, refused = 0, set(), set()
+    for _round in range(3):  # silencing a fix also silences the declaration it needed: look again
+        _settings_used, results, trees = _run(paths, options, fix=False)
+        wanted = {}
+        for result in results:
+            if result.error or result.path.lower().endswith(".ipynb"):
+                continue
+            # DEV001's declarations exist for the fixes that need them: once those are silenced
+            # they are gone, so DEV001 is silenced only where it is all that is left
+            others = any(d.code != "DEV001" for d in result.diagnostics)
+            lines: Dict[int, set] = {}
+            for d in result.diagnostics:
+                if (result.path, d.line) not in refused and not (others and d.code == "DEV001"):
+                    lines.setdefault(d.line, set()).add(d.code)
+            if lines:
+                wanted[id(result)] = (result, lines)
+        changed = False
+        for result, lines in wanted.values():
+            new, cannot = suppressions.add_ignores(result.old, lines)
+            refused.update((result.path, line) for line in cannot)
+            if new != result.old:
+                try:
+                    write_atomic(Path(result.path), new, result.old, tree=trees[id(result)])
+                except WriteError as error:
+                    click.echo(f"{result.path}: error: {error}", err=True)
+                    return 2
+                added += len(lines) - len(cannot)
+                files.add(result.path)
+                changed = True
+        if not changed:
+            break
+    for result in results:
+        for line in _error_lines(result, options):
+            click.echo(line, err=True)
+        if result.path.lower().endswith(".ipynb") and result.diagnostics:
+            click.echo(f"{result.path}: {len(result.diagnostics)} finding(s) in a notebook left as they are", err=True)
+    for path, line in sorted(refused):
+        click.echo(f"{path}:{line}: no comment can go at the end of this line (it ends inside a string or with a backslash)", err=True)
+    if not options["quiet"]:
+        click.echo(f"Added {added} suppression{'s' * (added != 1)} to {len(files)} file{'s' * (len(files) != 1)}.")
+    return 2 if any(r.error or r.cell_errors for r in results) else 0
 
 
 @main.command("show-settings")

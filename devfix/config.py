@@ -32,6 +32,7 @@ class Config:
     dataset_placement: str = "pinned"
     exclude: Tuple[str, ...] = ()
     extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (gitignore-style pattern, codes)
     source: Optional[Path] = None  # the pyproject.toml this came from
     root: Path = field(default_factory=Path.cwd)
 
@@ -49,6 +50,7 @@ _KEYS = {
     "dataset-placement": "dataset_placement",
     "exclude": "exclude",
     "extend-exclude": "extend_exclude",
+    "per-file-ignores": "per_file_ignores",
 }
 
 
@@ -111,6 +113,12 @@ def validate(table: Dict[str, Any], path: Path) -> Config:
             allowed = DEVICE_STYLES if attribute == "device_style" else DATASET_PLACEMENTS
             if value not in allowed:
                 raise ConfigError(f"{shown(path)}: '{key}' must be one of {', '.join(allowed)}, not {value!r}")
+        elif attribute == "per_file_ignores":
+            if not isinstance(value, dict) or not all(isinstance(codes, list) and all(isinstance(c, str) for c in codes)
+                                                      for codes in value.values()):
+                raise ConfigError(f"{shown(path)}: '{key}' must be a table of patterns and lists of rules, "
+                                  f"like {{\"tests/*\" = [\"DEV002\"]}}")
+            value = tuple((pattern, tuple(codes)) for pattern, codes in value.items())
         else:
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 raise ConfigError(f"{shown(path)}: '{key}' must be a list of strings")

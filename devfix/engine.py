@@ -85,6 +85,8 @@ class FileResult:
     undecided_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each undecided place
     cells: List[Tuple[int, str, str]] = field(default_factory=list)  # in a notebook: (cell, old source, new source) changed
     cell_errors: List[Tuple[int, str]] = field(default_factory=list)  # in a notebook: (cell, why) cells it could not read
+    suppression_notes: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, why): suppressions that silence nothing
+    suppression_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each note
 
     @property
     def changed(self) -> bool:
@@ -171,6 +173,10 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
                                                    hint=_in_cells(notebook, diagnostic.hint), edits=edits,
                                                    end_line=end_line if end_cell == cell else 0,
                                                    end_column=diagnostic.end_column if end_cell == cell else 0))
+    for line, column, why in result.suppression_notes:
+        cell, line = notebook.position(line)
+        out.suppression_notes.append((line, column, why))
+        out.suppression_cells.append(cell)
     for line, column, code in result.undecided:
         cell, line = notebook.position(line)
         out.undecided.append((line, column, code))
@@ -368,12 +374,18 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)
-    findings = [f for f in _unique(facts, _run_rules(ctx, rules))
-                if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
+    everything = _unique(facts, _run_rules(ctx, rules))
+    findings = [f for f in everything if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
     wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
     # a fix whose device declaration is silenced (`# devfix: ignore[DEV001]`) is not applied
     undeclared = [f for f in wanted if any(silenced.silences(facts.position(r.node)[0], "DEV001") for r in f.requests)]
     wanted = [f for f in wanted if f not in undeclared]
+    if silenced.by_line:
+        used = {(facts.position(f.node)[0], f.rule.code) for f in everything if f not in findings}
+        used |= {(facts.position(r.node)[0], "DEV001") for f in undeclared for r in f.requests}
+        enabled = {rule.code for rule in rules} | ({"DEV001"} if declarations_allowed(config) else set())
+        default = {rule.code for rule in BY_CODE.values() if rule.enabled_by_default}
+        result.suppression_notes = suppressions.audit(silenced, used, BY_CODE.keys(), enabled, default <= enabled)
     declarations = _declarations(ctx, wanted)
     new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
     for finding in [*findings, *declarations]:

@@ -76,9 +76,13 @@ class Settings:
         return self.for_path(path).source
 
     def for_path(self, path: Path) -> Config:
-        """The configuration of the file or folder `path`: that of the folder holding it."""
-        folder = Path(os.path.abspath(path)).parent
-        return self.for_folder(folder)
+        """The configuration of the file or folder `path`: that of the folder holding it, its
+        `per-file-ignores` matching `path` added to `ignore`."""
+        absolute = Path(os.path.abspath(path))
+        config = self.for_folder(absolute.parent)
+        extra = tuple(code for pattern, codes in config.per_file_ignores
+                      if self._matches((pattern,), absolute, config.root, False) for code in codes)
+        return config.with_overrides(ignore=config.ignore + extra) if extra else config
 
     def for_folder(self, folder: Path) -> Config:
         folder = folder.resolve()
@@ -93,7 +97,8 @@ class Settings:
         if key not in self._loaded:
             config = load_config(source) if source is not None else Config(root=self.cwd)
             if source is not None:
-                check_selectors((*config.select, *config.extend_select, *config.ignore), shown(source))
+                check_selectors((*config.select, *config.extend_select, *config.ignore,
+                                 *(code for _, codes in config.per_file_ignores for code in codes)), shown(source))
                 config = config.with_overrides(root=key.parent)
             self._loaded[key] = self.overrides.apply(config)
         return self._loaded[key]
@@ -138,6 +143,7 @@ def describe(settings: Settings, path: Path) -> str:
         f"dataset-placement = {_quote(config.dataset_placement)}",
         f"exclude = {_list(config.exclude)}",
         f"extend-exclude = {_list(config.extend_exclude)}",
+        "per-file-ignores = {" + ", ".join(f"{_quote(pattern)} = {_list(codes)}" for pattern, codes in config.per_file_ignores) + "}",
         f"command-line exclude = {_list(settings.overrides.exclude)}",
         f"excluded = {'true' if settings.excluded(path, path.is_dir()) else 'false'}",
         f"rules = {_list(tuple(rule.code for rule in rules))}",

@@ -261,3 +261,79 @@ def test_show_settings_prints_the_resolved_configuration_of_a_file(runner, monor
     assert 'extend-exclude = ["a/legacy/"]' in legacy and "excluded = true" in legacy
     selected = runner.invoke(main, ["show-settings", "--select", "DEV003", "a/train.py"]).stdout
     assert 'rules = ["DEV003"]' in selected
+
+
+def test_per_file_ignores_silence_rules_for_matching_files(runner, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.devfix]\n[tool.devfix.per-file-ignores]\n"benchmarks/" = ["DEV002"]\n"*_gpu.py" = ["DEV001", "DEV002"]\n')
+    for name in ("benchmarks/speed.py", "train.py", "models/check_gpu.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(HARD_CODED)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["check", "."])
+    assert _codes(result.stdout, "train.py") == ["DEV001", "DEV002"]
+    assert _codes(result.stdout, "benchmarks/") == [] and _codes(result.stdout, "models/") == []
+    shown = runner.invoke(main, ["show-settings", "benchmarks/speed.py"]).stdout.splitlines()
+    assert 'ignore = ["DEV002"]' in shown
+    (tmp_path / "pyproject.toml").write_text('[tool.devfix]\nper-file-ignores = {"x.py" = ["DEV998"]}\n')
+    bad = runner.invoke(main, ["check", "."])
+    assert bad.exit_code == 2 and "unknown rule selector 'DEV998'" in bad.output
+    (tmp_path / "pyproject.toml").write_text('[tool.devfix]\nper-file-ignores = ["x.py"]\n')
+    assert "must be a table" in runner.invoke(main, ["check", "."]).output
+
+
+SUPPRESSED = textwrap.dedent(
+    """\
+    import torch
+
+    x = torch.ones(2).cuda()  # devfix: ignore[DEV002]
+    y = torch.ones(2)  # devfix: ignore[DEV002, DEV999]
+    z = torch.zeros(2)  # devfix: ignore
+    print(x, y, z)
+    """
+)
+
+
+def test_check_reports_unknown_and_unused_suppressions(runner, tmp_path, monkeypatch):
+    (tmp_path / "bench.py").write_text(SUPPRESSED)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["check", "bench.py"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:3] == [
+        "bench.py:4:20: unknown rule code DEV999 in a suppression; `devfix rules` lists them",
+        "bench.py:4:20: unused suppression: DEV002 found nothing on this line",
+        "bench.py:5:21: unused suppression: `# devfix: ignore` silences nothing on this line",
+    ]
+    items = json.loads(runner.invoke(main, ["check", "--format", "json", "bench.py"]).stdout)
+    assert {item["code"] for item in items} == {"suppression"}
+    # a rule that did not run is not judged: its comments may be right
+    assert "DEV002 found nothing" not in runner.invoke(main, ["check", "--select", "DEV003", "bench.py"]).stdout
+    assert runner.invoke(main, ["apply", "bench.py"]).exit_code == 0  # not a device bug to fix
+
+
+def test_add_ignore_silences_todays_findings_so_check_passes(runner, tmp_path, monkeypatch):
+    shutil.copytree(HERE.parent / "examples", tmp_path / "examples")
+    (tmp_path / "examples" / "more.py").write_text(
+        'import torch\nmsg = """\nx""" + str(torch.ones(2).cuda())\ny = torch.ones(2).cuda()  # noqa: E501\n')
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(main, ["check", "examples"]).exit_code == 1
+    result = runner.invoke(main, ["add-ignore", "examples"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Added ") and "suppressions to 6 files" in result.stdout
+    after = runner.invoke(main, ["check", "examples"])
+    assert after.exit_code == 0, after.output
+    more = (tmp_path / "examples" / "more.py").read_text()
+    assert 'x""" + str(torch.ones(2).cuda())  # devfix: ignore[DEV002]\n' in more  # after the string's end
+    assert "y = torch.ones(2).cuda()  # noqa: E501  # devfix: ignore[DEV002]\n" in more
+    cnn = (tmp_path / "examples" / "cnn_classifier.py").read_text()
+    assert "model = SimpleCNN().cuda()  # devfix: ignore[DEV002]\n" in cnn  # its declaration needs no comment
+    again = runner.invoke(main, ["add-ignore", "examples"])
+    assert again.stdout == "Added 0 suppressions to 0 files.\n"
+
+
+def test_add_ignore_merges_codes_and_names_lines_it_cannot_comment(runner, tmp_path, monkeypatch):
+    from devfix.suppressions import add_ignores
+
+    source = b"a = 1  # devfix: ignore[DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''\n"
+    new, refused = add_ignores(source, {1: ["DEV002"], 2: ["DEV002"], 4: ["DEV009"], 5: ["DEV009"]})
+    assert new == b"a = 1  # devfix: ignore[DEV002, DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''  # devfix: ignore[DEV009]\n"
+    assert refused == [2, 4]

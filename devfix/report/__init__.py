@@ -6,9 +6,25 @@ from __future__ import annotations
 import difflib
 from typing import Iterable, List, Optional
 
-from devfix.engine import FileResult
+from devfix.engine import Diagnostic, FileResult
 
 STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
+
+
+SUPPRESSION = "suppression"  # the code of a suppression comment that silences nothing (not a rule)
+
+
+def with_suppression_notes(results: List[FileResult]) -> None:
+    """`check` reports suppressions that silence nothing (unknown codes, stale ones) as findings
+    of their own, code `suppression`, so every format and the exit code see them. `apply`
+    does not: a stale comment is not a device bug to fix."""
+    for result in results:
+        if result.error:
+            continue
+        cells = result.suppression_cells or [None] * len(result.suppression_notes)
+        result.diagnostics = result.diagnostics + [
+            Diagnostic(line, column, SUPPRESSION, "unused-suppression", why, "no-fix", cell=cell)
+            for (line, column, why), cell in zip(result.suppression_notes, cells)]
 
 
 def location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
@@ -27,6 +43,9 @@ def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
         yield f"{result.path}: error: {result.error}"
         return
     for d in sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.line, d.column, d.code)):
+        if d.code == SUPPRESSION:
+            yield f"{location(result.path, d.line, d.column, d.cell)}: {d.message}"
+            continue
         label = "[would fix]" if dry_run and d.status == "fixed" else STATUS_LABEL[d.status]
         line = f"{location(result.path, d.line, d.column, d.cell)}: {d.code} {label} {d.message}"
         if d.status == "unsafe-fix":
