@@ -8,7 +8,8 @@ Fixes waiting only for `--unsafe-fixes` are not problems left (apply exits 0 ove
 `--exit-zero` turns 1 into 0 for report-only CI steps, never 2.
 
 Streams: stdout carries one thing. The report goes to `--output-file`, else to stdout, except
-under `apply --diff`, where stdout carries the diff and the report goes to stderr.
+under `apply --diff` and `apply -`, where stdout carries the diff or the fixed source and the
+report goes to stderr.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
@@ -68,7 +70,11 @@ def _split(values: Tuple[str, ...]) -> Tuple[str, ...]:
 
 def common_options(function):
     options = [
-        click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+        click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=Path)),
+        click.option("--files-from", type=click.File("r"), default=None,
+                     help="Also check the paths listed in this file, one a line (`-`: read them from stdin)."),
+        click.option("--stdin-filename", default=None,
+                     help="With `-` as the path: the name of the source read on stdin (for its configuration, excludes and messages)."),
         click.option("--select", multiple=True, help="Only these rules (codes, prefixes or names; comma-separated)."),
         click.option("--extend-select", multiple=True, help="Add rules that are off by default (e.g. DEV014)."),
         click.option("--ignore", multiple=True, help="Skip these rules."),
@@ -111,10 +117,19 @@ def main() -> None:
 @common_options
 @click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
 def apply(paths, diff, **options) -> int:
-    """Fix device-placement bugs in the files under PATHS, in place."""
-    _settings_used, results, trees = _run(paths, options, fix=True)
+    """Fix device-placement bugs in the files under PATHS, in place.
+
+    With `-` as the only path, the source is read on stdin and the fixed source written to
+    stdout (the report to stderr), for editors and pipes."""
+    run = _run(paths, options, fix=True)
+    results, trees = run.results, run.trees
     changed = [r for r in results if r.changed]
-    if diff:
+    if run.stdin is not None and not diff:
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        out.write(results[0].new if results and results[0].error is None else run.stdin)
+        out.flush()
+    elif diff:
         for result in changed:
             click.echo(unified_diff(result), nl=False)
         sys.stdout.flush()  # the whole diff before the findings on stderr, in one terminal
@@ -125,7 +140,7 @@ def apply(paths, diff, **options) -> int:
             except WriteError as error:
                 result.error = str(error)
                 result.diagnostics = []
-    _report(results, options, diff_mode=diff)
+    _report(results, options, diff_mode=diff, stdout_taken=diff or run.stdin is not None)
     remaining = any(by_hand(d) for r in results for d in r.diagnostics)
     if any(r.error or r.cell_errors for r in results):
         return 2
@@ -143,7 +158,7 @@ def apply(paths, diff, **options) -> int:
 @common_options
 def check(paths, **options) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
-    _settings_used, results, _trees = _run(paths, options, fix=False)
+    results = _run(paths, options, fix=False).results
     with_suppression_notes(results)
     _report(results, options, diff_mode=False, check_mode=True)
     if any(r.error or r.cell_errors for r in results):
@@ -163,7 +178,8 @@ def add_ignore(paths, **options) -> int:
     Notebooks are left alone (a comment in a cell's source is the user's to write)."""
     added, files, refused = 0, set(), set()
     for _round in range(3):  # silencing a fix also silences the declaration it needed: look again
-        _settings_used, results, trees = _run(paths, options, fix=False)
+        run = _run(paths, options, fix=False, files_only=True)
+        results, trees = run.results, run.trees
         wanted = {}
         for result in results:
             if result.error or result.path.lower().endswith(".ipynb"):
@@ -253,12 +269,36 @@ def rules_reference() -> str:
     return header + "\n".join(rule.docs() for rule in ALL_RULES)
 
 
-def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Settings, List[FileResult], Dict[int, Path]]:
+@dataclass
+class _Run:
+    results: List[FileResult]
+    trees: Dict[int, Path]  # id(result) -> the resolved tree its file was found in
+    stdin: Optional[bytes] = None  # the source read on stdin (`-`), else None
+
+
+def _paths(paths: Sequence[Path], options: dict) -> List[Path]:
+    """The paths of the command line and of `--files-from` (blank lines skipped)."""
+    listed = list(paths)
+    if options.get("files_from") is not None:
+        listed += [Path(line.strip()) for line in options["files_from"].read().splitlines() if line.strip()]
+    if not listed:
+        raise click.UsageError("no paths given: name files or folders, `-` for stdin, or use --files-from")
+    if Path("-") in listed and len(listed) > 1:
+        raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+    return listed
+
+
+def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = False) -> _Run:
     """Process every file, each with its own configuration (the nearest pyproject.toml's, the
-    command line on top); also returns the tree each result's file was found in (by id).
+    command line on top).
 
     Files are processed in the order of their paths, whatever order the command line gave:
     `check b a` and `check a b` are one run."""
+    paths = _paths(paths, options)
+    if paths == [Path("-")]:
+        if files_only:
+            raise click.UsageError("this command writes files; it does not read `-` (stdin)")
+        return _run_stdin(options, fix)
     for path in paths:
         if not path.exists():
             raise click.UsageError(f"path '{path}' does not exist")
@@ -271,8 +311,27 @@ def _run(paths: Sequence[Path], options: dict, fix: bool) -> Tuple[Settings, Lis
         raise click.UsageError(str(error)) from None
     reads = [_read_file(path) for path, _ in found]
     results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs)
-    trees = {id(result): tree for result, (_, tree) in zip(results, found)}
-    return settings, results, trees
+    return _Run(results, {id(result): tree for result, (_, tree) in zip(results, found)})
+
+
+def _run_stdin(options: dict, fix: bool) -> _Run:
+    """`-`: one source read on stdin, named by --stdin-filename (its configuration is that
+    name's; with --force-exclude an excluded name is passed through untouched)."""
+    data = sys.stdin.buffer.read()
+    name = options.get("stdin_filename")
+    path = Path(name) if name else Path("stdin.py")
+    try:
+        settings = _settings(options)
+        config = settings.for_path(path)
+        excluded = options["force_exclude"] and name is not None and settings.excluded_with_parents(path)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    if excluded:
+        return _Run([], {}, data)
+    read = FileResult(_display(path) if name else "-", data, data)
+    if len(data) > (MAX_NOTEBOOK_BYTES if path.suffix.lower() == ".ipynb" else MAX_FILE_BYTES):
+        read.error = "skipped: too large"
+    return _Run(process_project([read], config, fix=fix, configs=[config]), {}, data)
 
 
 def _settings(options: dict) -> Settings:
@@ -318,9 +377,9 @@ class _Sink:
     under `apply --diff`, where stdout carries the diff and the report goes to stderr. So
     stdout never carries two things, and `apply --diff > fix.patch` is a clean patch."""
 
-    def __init__(self, options: dict, diff_mode: bool) -> None:
+    def __init__(self, options: dict, stdout_taken: bool) -> None:
         self.file: Optional[Path] = options.get("output_file")
-        self.err = diff_mode
+        self.err = stdout_taken
         self.lines: List[str] = []
 
     def echo(self, text: str) -> None:
@@ -339,8 +398,10 @@ class _Sink:
             raise click.ClickException(f"cannot write the report to '{self.file}': {error.strerror or error}") from None
 
 
-def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mode: bool = False) -> None:
-    sink = _Sink(options, diff_mode)
+def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mode: bool = False,
+            stdout_taken: Optional[bool] = None) -> None:
+    """The report, where _Sink says. `stdout_taken`: stdout carries the diff or the fixed source."""
+    sink = _Sink(options, diff_mode if stdout_taken is None else stdout_taken)
     output_format = options["output_format"]
     if options["statistics"] and output_format not in ("text", "json"):
         raise click.UsageError("--statistics prints text or json, not " + output_format)

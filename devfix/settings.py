@@ -111,6 +111,12 @@ class Settings:
         return (self._matches(config.exclude + config.extend_exclude, absolute, config.root, is_dir)
                 or self._matches(self.overrides.exclude, absolute, self.cwd, is_dir))
 
+    def excluded_with_parents(self, path: Path) -> bool:
+        """`path` or a folder above it is excluded (for a file the walk never saw)."""
+        absolute = Path(os.path.abspath(path))
+        return self.excluded(absolute, False) or any(self.excluded(folder, True) for folder in absolute.parents
+                                                      if folder != Path(folder.anchor))
+
     def _matches(self, patterns: Tuple[str, ...], path: Path, base: Path, is_dir: bool) -> bool:
         if not patterns:
             return False

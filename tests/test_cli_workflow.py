@@ -337,3 +337,36 @@ def test_add_ignore_merges_codes_and_names_lines_it_cannot_comment(runner, tmp_p
     new, refused = add_ignores(source, {1: ["DEV002"], 2: ["DEV002"], 4: ["DEV009"], 5: ["DEV009"]})
     assert new == b"a = 1  # devfix: ignore[DEV002, DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''  # devfix: ignore[DEV009]\n"
     assert refused == [2, 4]
+
+
+def test_stdin_source_is_fixed_to_stdout_with_the_report_on_stderr(runner, project):
+    result = runner.invoke(main, ["apply", "-", "--stdin-filename", "train.py"], input=HARD_CODED)
+    assert result.exit_code == 0, result.stderr
+    assert "model = nn.Linear(4, 2).to(device)" in result.stdout and "device = torch.device(" in result.stdout
+    assert "train.py:4:9: DEV002 [fixed]" in result.stderr and "train.py:4:9" not in result.stdout
+    assert (project / "train.py").read_text() == HARD_CODED  # nothing written
+    checked = runner.invoke(main, ["check", "--format", "json", "-"], input=HARD_CODED)
+    assert checked.exit_code == 1 and {item["path"] for item in json.loads(checked.stdout)} == {"-"}
+    diff = runner.invoke(main, ["apply", "--diff", "-", "--stdin-filename", "train.py"], input=HARD_CODED)
+    assert diff.stdout.startswith("--- a/train.py\n") and diff.exit_code == 1
+
+
+def test_stdin_takes_the_configuration_and_excludes_of_its_name(runner, monorepo):
+    # b/pyproject.toml ignores DEV002: the source read as b/x.py needs nothing
+    as_b = runner.invoke(main, ["apply", "-", "--stdin-filename", "b/x.py"], input=HARD_CODED)
+    assert as_b.exit_code == 0 and as_b.stdout == HARD_CODED
+    forced = runner.invoke(main, ["apply", "--force-exclude", "-", "--stdin-filename", "a/legacy/x.py"], input=HARD_CODED)
+    assert forced.exit_code == 0 and forced.stdout == HARD_CODED  # excluded: passed through untouched
+    assert runner.invoke(main, ["add-ignore", "-"], input=HARD_CODED).exit_code == 2
+
+
+def test_files_from_lists_paths_one_a_line(runner, monorepo):
+    (monorepo / "list.txt").write_text("b/train.py\n\na/train.py\n")
+    from_file = runner.invoke(main, ["check", "--files-from", "list.txt"])
+    from_stdin = runner.invoke(main, ["check", "--files-from", "-"], input="a/train.py\nb/train.py\n")
+    assert from_file.exit_code == from_stdin.exit_code == 1
+    assert from_file.stdout == from_stdin.stdout and "(2 files checked)" in from_file.stdout
+    nothing = runner.invoke(main, ["check"])
+    assert nothing.exit_code == 2 and "no paths given" in nothing.output
+    mixed = runner.invoke(main, ["check", "-", "a"], input=HARD_CODED)
+    assert mixed.exit_code == 2 and "cannot be combined" in mixed.output
