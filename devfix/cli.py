@@ -29,6 +29,7 @@ from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
 from devfix.report import (by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff,
                            with_suppression_notes)
+from devfix.report import terminal
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.rules import ALL_RULES, lookup
 from devfix.settings import Overrides, Settings, describe
@@ -131,7 +132,8 @@ def apply(paths, diff, **options) -> int:
         out.flush()
     elif diff:
         for result in changed:
-            click.echo(unified_diff(result), nl=False)
+            for line in unified_diff(result).splitlines(keepends=True):
+                click.echo(terminal.diff_line(line), nl=False, color=terminal.echo_color())
         sys.stdout.flush()  # the whole diff before the findings on stderr, in one terminal
     else:
         for result in changed:
@@ -310,7 +312,8 @@ def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = Fal
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     reads = [_read_file(path) for path, _ in found]
-    results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs)
+    with terminal.progress(len(reads), "devfix", enabled=not options.get("quiet")) as advance:
+        results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs, progress=advance)
     return _Run(results, {id(result): tree for result, (_, tree) in zip(results, found)})
 
 
@@ -384,9 +387,9 @@ class _Sink:
 
     def echo(self, text: str) -> None:
         if self.file is not None:
-            self.lines.append(text)
+            self.lines.append(click.unstyle(text))
         else:
-            click.echo(text, err=self.err)
+            click.echo(text, err=self.err, color=terminal.echo_color())
 
     def close(self) -> None:
         if self.file is None:
@@ -425,7 +428,7 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
                 sink.echo(line)
         if result.error or options["statistics"]:
             continue
-        for line in text_lines(result, dry_run=diff_mode):
+        for line in text_lines(result, dry_run=diff_mode, style=terminal.style):
             sink.echo(line)
         if options["show_undecided"]:
             cells = result.undecided_cells or [None] * len(result.undecided)

@@ -16,7 +16,7 @@ import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
@@ -127,7 +127,8 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
 
 
 def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
-                    configs: Optional[Sequence[Config]] = None) -> List[FileResult]:
+                    configs: Optional[Sequence[Config]] = None,
+                    progress: Optional[Callable[[], None]] = None) -> List[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -136,7 +137,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
     part as the Python program its code cells make (notebooks.py): analysed like a script,
     never imported by the others, its findings and edits given back to its cells.
     `configs`, one per read, gives each file its own configuration (the nearest
-    pyproject.toml's, devfix.settings); without it `config` applies to all.
+    pyproject.toml's, devfix.settings); without it `config` applies to all. `progress` is
+    called once each file's first analysis is done (a progress bar).
     """
     programs = list(reads)
     read_notebooks: Dict[int, notebooks.Notebook] = {}
@@ -150,7 +152,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
             read_notebooks[index] = notebook
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
-    results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix)
+    results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix,
+                                progress=progress or (lambda: None))
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
@@ -208,12 +211,14 @@ def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
     return _LINE_REFERENCE.sub(cell_line, message)
 
 
-def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool) -> List[FileResult]:
+def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool,
+                      progress: Callable[[], None] = lambda: None) -> List[FileResult]:
     """process_project over Python programs (a notebook already joined into one)."""
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: List[FileResult] = list(reads)
     for index in project.analysis_order(files):
+        progress()
         read = reads[index]
         if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
                 and not project.imports_analysed(read.path, read.old):

@@ -370,3 +370,28 @@ def test_files_from_lists_paths_one_a_line(runner, monorepo):
     assert nothing.exit_code == 2 and "no paths given" in nothing.output
     mixed = runner.invoke(main, ["check", "-", "a"], input=HARD_CODED)
     assert mixed.exit_code == 2 and "cannot be combined" in mixed.output
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(runner, project, monkeypatch):
+    piped = runner.invoke(main, ["check", "train.py"])
+    assert "\x1b[" not in piped.output  # not a terminal: click drops the styles
+    terminal = runner.invoke(main, ["check", "train.py"], color=True)  # as if stdout were a terminal
+    assert "\x1b[1mtrain.py:4:9\x1b[0m" in terminal.stdout and "\x1b[31m\x1b[1mDEV002\x1b[0m" in terminal.stdout
+    assert runner.invoke(main, ["apply", "--diff", "train.py"], color=True).stdout.count("\x1b[32m+") >= 2
+    runner.invoke(main, ["check", "-o", "report.txt", "train.py"], color=True)
+    assert "\x1b[" not in (project / "report.txt").read_text()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in runner.invoke(main, ["check", "train.py"], color=True).output
+    assert "\x1b[" not in runner.invoke(main, ["apply", "--diff", "train.py"], color=True).output
+
+
+def test_progress_is_drawn_on_stderr_only_for_a_terminal(runner, project, monkeypatch):
+    (project / "other.py").write_text(HARD_CODED)
+    plain = runner.invoke(main, ["check", "."])
+    assert plain.stderr == ""
+    from devfix.report import terminal
+
+    monkeypatch.setattr(terminal, "stderr_is_terminal", lambda: True)
+    drawn = runner.invoke(main, ["check", "."])
+    assert drawn.stderr.startswith("devfix") and drawn.stdout == plain.stdout  # stdout untouched
+    assert runner.invoke(main, ["check", "-q", "."]).stderr == ""

@@ -4,7 +4,7 @@ formats (JSON, GitHub, SARIF, GitLab, JUnit) are in `devfix.report.formats`."""
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 from devfix.engine import Diagnostic, FileResult
 
@@ -38,16 +38,23 @@ def cell_error_lines(result: FileResult) -> Iterable[str]:
         yield f"{result.path}:cell {cell}: error: {why}; cell left as it was"
 
 
-def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
+def _plain(text: str, role: str) -> str:
+    return text
+
+
+def text_lines(result: FileResult, dry_run: bool = False, style: Callable[[str, str], str] = _plain) -> Iterable[str]:
+    """One line a finding. `style(text, role)` may colour the parts (roles: `location`,
+    `code`, and the status: `fixed`, `fixable`, `unsafe-fix`, `no-fix`); the text is the same."""
     if result.error:
         yield f"{result.path}: error: {result.error}"
         return
     for d in sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.line, d.column, d.code)):
+        where = style(location(result.path, d.line, d.column, d.cell), "location")
         if d.code == SUPPRESSION:
-            yield f"{location(result.path, d.line, d.column, d.cell)}: {d.message}"
+            yield f"{where}: {d.message}"
             continue
         label = "[would fix]" if dry_run and d.status == "fixed" else STATUS_LABEL[d.status]
-        line = f"{location(result.path, d.line, d.column, d.cell)}: {d.code} {label} {d.message}"
+        line = f"{where}: {style(d.code, 'code')} {style(label, d.status)} {d.message}"
         if d.status == "unsafe-fix":
             line += " (unsafe fix available: run with --unsafe-fixes)"
         elif d.hint and d.status == "no-fix":
