@@ -31,6 +31,7 @@ from devfix.report import (by_hand, cell_error_lines, location, summary, text_li
                            with_suppression_notes)
 from devfix.report import terminal
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
+from devfix.report.summary_md import summary_markdown
 from devfix.rules import ALL_RULES, lookup
 from devfix.settings import Overrides, Settings, describe
 from devfix.writer import WriteError, write_atomic
@@ -117,7 +118,9 @@ def main() -> None:
 @main.command()
 @common_options
 @click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
-def apply(paths, diff, **options) -> int:
+@click.option("--summary-md", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a Markdown summary of the fixes (per rule: count, what it fixes, an example hunk, files) for a pull request.")
+def apply(paths, diff, summary_md, **options) -> int:
     """Fix device-placement bugs in the files under PATHS, in place.
 
     With `-` as the only path, the source is read on stdin and the fixed source written to
@@ -143,6 +146,11 @@ def apply(paths, diff, **options) -> int:
                 result.error = str(error)
                 result.diagnostics = []
     _report(results, options, diff_mode=diff, stdout_taken=diff or run.stdin is not None)
+    if summary_md is not None:
+        try:
+            summary_md.write_text(summary_markdown(results, dry_run=diff), encoding="utf-8")
+        except OSError as error:
+            raise click.ClickException(f"cannot write the summary to '{summary_md}': {error.strerror or error}") from None
     remaining = any(by_hand(d) for r in results for d in r.diagnostics)
     if any(r.error or r.cell_errors for r in results):
         return 2

@@ -395,3 +395,54 @@ def test_progress_is_drawn_on_stderr_only_for_a_terminal(runner, project, monkey
     drawn = runner.invoke(main, ["check", "."])
     assert drawn.stderr.startswith("devfix") and drawn.stdout == plain.stdout  # stdout untouched
     assert runner.invoke(main, ["check", "-q", "."]).stderr == ""
+
+
+def test_summary_md_describes_the_fixes_per_rule_for_a_pull_request(runner, tmp_path, monkeypatch):
+    shutil.copytree(HERE.parent / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    dry = runner.invoke(main, ["apply", "--diff", "--summary-md", "pr.md", "examples"])
+    assert dry.exit_code == 1 and "pr.md" not in dry.stdout
+    text = (tmp_path / "pr.md").read_text()
+    assert text.startswith("# devfix: device-placement fixes\n\ndevfix would fix 17 problems in 5 files (5 checked).")
+    assert "| DEV006 dataset-off-cpu-path | 4 |" in text and "| DEV002 hard-coded-cuda | 1 |" in text
+    section = text.split("## DEV001 device-declaration (3)")[1].split("\n## ")[0]
+    assert '+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in section  # its own edit, not the line it is reported at
+    assert "Files: `examples/cnn_classifier.py`, `examples/imbalanced_classes.py`, `examples/tabular_regression.py`" in section
+    assert text.count("```diff") == 7  # one example per rule
+    applied = runner.invoke(main, ["apply", "--summary-md", "pr.md", "examples"])
+    assert applied.exit_code == 0 and "devfix fixed 17 problems" in (tmp_path / "pr.md").read_text()
+    runner.invoke(main, ["apply", "--summary-md", "pr.md", "examples"])
+    assert (tmp_path / "pr.md").read_text() == "# devfix: device-placement fixes\n\nNo fixes (5 files checked).\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_readme_migration_walkthrough_works_as_written(tmp_path):
+    """Every line of the README's walkthrough, run in a shell on a copy of examples/ in a git
+    repository; each `# exit N` comment is checked."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    readme = (HERE.parent / "README.md").read_text()
+    block = readme.split("<!-- walkthrough -->\n```sh\n", 1)[1].split("```", 1)[0]
+    repo = tmp_path / "repo"
+    shutil.copytree(HERE.parent / "examples", repo / "examples")
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "NO_COLOR": "1"}
+    for setup in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "examples"]):
+        subprocess.run(setup, cwd=repo, env=env, check=True)
+    for line in block.strip().splitlines():
+        command, _, comment = line.partition("#")
+        expected = re.match(r"\s*exit (\d+)", comment) if command.strip() else None
+        if "git commit" in line:
+            command, expected = line, None
+        run = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True)
+        if expected is not None:
+            assert run.returncode == int(expected.group(1)), (line, run.stdout, run.stderr)
+        else:
+            assert run.returncode == 0, (line, run.stdout, run.stderr)
+    assert "@@" in (repo / "dev002.patch").read_text()
+    assert "## DEV002 hard-coded-cuda (1)" in (repo / "pr-dev002.md").read_text()
+    assert "## DEV006 dataset-off-cpu-path (4)" in (repo / "pr.md").read_text()
