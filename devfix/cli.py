@@ -14,8 +14,11 @@ report goes to stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 from dataclasses import dataclass
@@ -120,11 +123,17 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
 @click.option("--summary-md", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a Markdown summary of the fixes (per rule: count, what it fixes, an example hunk, files) for a pull request.")
-def apply(paths, diff, summary_md, **options) -> int:
+@click.option("--interactive", "-i", is_flag=True,
+              help="Show each file's diff and ask: [y]es apply, [n]o skip, [a]ll the rest, [q]uit (skip the rest).")
+@click.option("--format-with", default=None, metavar="COMMAND",
+              help="Run this formatter on the files devfix wrote, e.g. \"ruff format\" (the files' names are appended).")
+def apply(paths, diff, summary_md, interactive, format_with, **options) -> int:
     """Fix device-placement bugs in the files under PATHS, in place.
 
     With `-` as the only path, the source is read on stdin and the fixed source written to
     stdout (the report to stderr), for editors and pipes."""
+    if interactive and (diff or Path("-") in paths):
+        raise click.UsageError("--interactive asks about files to write: not with --diff or `-`")
     run = _run(paths, options, fix=True)
     results, trees = run.results, run.trees
     changed = [r for r in results if r.changed]
@@ -139,12 +148,19 @@ def apply(paths, diff, summary_md, **options) -> int:
                 click.echo(terminal.diff_line(line), nl=False, color=terminal.echo_color())
         sys.stdout.flush()  # the whole diff before the findings on stderr, in one terminal
     else:
+        if interactive:
+            ask = _Questions()
+            changed = [result for result in changed if ask(result)]
+        written = []
         for result in changed:
             try:
                 write_atomic(Path(result.path), result.new, result.old, tree=trees[id(result)])
+                written.append(result)
             except WriteError as error:
                 result.error = str(error)
                 result.diagnostics = []
+        if format_with and written:
+            _format_with(format_with, written)
     _report(results, options, diff_mode=diff, stdout_taken=diff or run.stdin is not None)
     if summary_md is not None:
         try:
@@ -284,6 +300,52 @@ class _Run:
     results: List[FileResult]
     trees: Dict[int, Path]  # id(result) -> the resolved tree its file was found in
     stdin: Optional[bytes] = None  # the source read on stdin (`-`), else None
+
+
+class _Questions:
+    """--interactive: each file's diff, then one question. Per file, not per hunk: a file's
+    fixes depend on each other (a moved batch needs the declaration three hunks up), and
+    applying half of them could leave code that fails where the whole was correct. A file
+    declined keeps its findings as fixable (exit 1: problems left)."""
+
+    ANSWERS = {"y": "yes", "n": "no", "a": "all", "q": "quit"}
+
+    def __init__(self) -> None:
+        self.rest: Optional[bool] = None  # after [a]ll or [q]uit: the answer for every file left
+
+    def __call__(self, result: FileResult) -> bool:
+        accept = self.rest
+        if accept is None:
+            for line in unified_diff(result).splitlines(keepends=True):
+                click.echo(terminal.diff_line(line), nl=False, color=terminal.echo_color())
+            answer = self.ANSWERS[click.prompt(f"Apply the fixes to {result.path}? [y]es, [n]o, [a]ll the rest, [q]uit",
+                                               type=click.Choice(list(self.ANSWERS)), show_choices=False, default="y")]
+            accept = answer in ("yes", "all")
+            if answer in ("all", "quit"):
+                self.rest = accept
+        if not accept:
+            result.new = result.old
+            result.diagnostics = [dataclasses.replace(d, status="fixable") if d.status == "fixed" else d for d in result.diagnostics]
+        return accept
+
+
+def _format_with(command: str, written: List[FileResult]) -> None:
+    """Run the user's formatter on the files devfix wrote: devfix keeps the file's style by
+    itself, but a project whose CI checks `ruff format` or `black` wants the new lines
+    formatted its way. A formatter that fails is an error on those files (exit 2)."""
+    try:
+        argv = [*shlex.split(command), *(result.path for result in written)]
+        done = subprocess.run(argv, capture_output=True, text=True)
+    except (OSError, ValueError) as error:
+        problem = f"--format-with: cannot run '{command}': {getattr(error, 'strerror', None) or error}"
+    else:
+        if done.returncode == 0:
+            return
+        why = (done.stderr or done.stdout).strip().splitlines()
+        problem = f"--format-with '{command}' failed (exit {done.returncode}){': ' + why[-1] if why else ''}"
+    for result in written:
+        result.error = f"{problem}; devfix's fixes are written"
+        result.diagnostics = []
 
 
 def _paths(paths: Sequence[Path], options: dict) -> List[Path]:

@@ -446,3 +446,40 @@ def test_the_readme_migration_walkthrough_works_as_written(tmp_path):
     assert "@@" in (repo / "dev002.patch").read_text()
     assert "## DEV002 hard-coded-cuda (1)" in (repo / "pr-dev002.md").read_text()
     assert "## DEV006 dataset-off-cpu-path (4)" in (repo / "pr.md").read_text()
+
+
+def test_interactive_asks_per_file(runner, project):
+    (project / "other.py").write_text(HARD_CODED)
+    some = runner.invoke(main, ["apply", "--interactive", "."], input="y\nn\n")
+    assert some.exit_code == 1, some.output  # the declined file's problems are left
+    assert "--- a/other.py" in some.stdout and "Apply the fixes to other.py?" in some.stdout
+    assert ".cuda()" not in (project / "other.py").read_text() and (project / "train.py").read_text() == HARD_CODED
+    assert "train.py:4:9: DEV002 [*]" in some.stdout and "3 problems left to fix by hand" in some.stdout
+    (project / "other.py").write_text(HARD_CODED)
+    assert runner.invoke(main, ["apply", "-i", "."], input="q\n").exit_code == 1
+    assert (project / "other.py").read_text() == HARD_CODED
+    everything = runner.invoke(main, ["apply", "-i", "."], input="a\n")
+    assert everything.exit_code == 0 and everything.stdout.count("Apply the fixes") == 1
+    assert ".cuda()" not in (project / "train.py").read_text()
+    refused = runner.invoke(main, ["apply", "-i", "--diff", "."])
+    assert refused.exit_code == 2 and "--interactive" in refused.output
+
+
+def test_format_with_runs_the_formatter_on_the_written_files(runner, project):
+    import sys
+
+    (project / "clean.py").write_text("import torch\n")
+    (project / "fmt.py").write_text("import sys\nfor name in sys.argv[1:]:\n    open(name, 'a').write('# formatted\\n')\n")
+    command = f'"{sys.executable}" fmt.py'
+    result = runner.invoke(main, ["apply", "--format-with", command, "train.py", "clean.py"])
+    assert result.exit_code == 0, result.output
+    assert (project / "train.py").read_text().endswith("# formatted\n")
+    assert (project / "clean.py").read_text() == "import torch\n"  # not written by devfix: not formatted
+    (project / "train.py").write_text(HARD_CODED)
+    (project / "fail.py").write_text("import sys\nprint('cannot format', file=sys.stderr)\nsys.exit(3)\n")
+    failed = runner.invoke(main, ["apply", "--format-with", f'"{sys.executable}" fail.py', "train.py"])
+    assert failed.exit_code == 2
+    assert "train.py: error: --format-with" in failed.stderr and "failed (exit 3): cannot format" in failed.stderr
+    (project / "train.py").write_text(HARD_CODED)
+    missing = runner.invoke(main, ["apply", "--format-with", "no-such-formatter-xyz", "train.py"])
+    assert missing.exit_code == 2 and "cannot run 'no-such-formatter-xyz'" in missing.stderr
