@@ -73,8 +73,15 @@ def _split(values: Tuple[str, ...]) -> Tuple[str, ...]:
     return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
-def common_options(function):
-    options = [
+def _decorate(function, options):
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def selection_options(function):
+    """Which files, which rules, which configuration: every command that runs the rules."""
+    return _decorate(function, [
         click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=Path)),
         click.option("--files-from", type=click.File("r"), default=None,
                      help="Also check the paths listed in this file, one a line (`-`: read them from stdin)."),
@@ -89,6 +96,13 @@ def common_options(function):
         click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one)."),
         click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip (from the working directory)."),
         click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit)."),
+        click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
+    ])
+
+
+def output_options(function):
+    """How the report looks and where it goes: check and apply."""
+    return _decorate(function, [
         click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
                      help="Report format: text for people; json, github (Actions annotations), sarif (code scanning), "
                           "gitlab (Code Quality) or junit for CI. `--format` is the same option."),
@@ -97,12 +111,12 @@ def common_options(function):
         click.option("--statistics", is_flag=True, help="Count the findings per rule instead of listing them (text or json)."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found or left (errors still exit 2)."),
         click.option("-q", "--quiet", is_flag=True, help="Print the findings, errors and diff, without the summary lines."),
-        click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
         click.option("--show-undecided", is_flag=True, help="List the places where devfix could not tell which device a value is on (left alone)."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+    ])
+
+
+def common_options(function):
+    return selection_options(output_options(function))
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -115,6 +129,8 @@ def main() -> None:
     devfix apply src/          fix the files in place
     devfix check src/          report, never fix (exit 1 if anything is found)
     devfix rules               list the rules; `devfix explain DEV004` shows one
+    devfix show-settings FILE  the configuration that applies to FILE
+    devfix add-ignore src/     silence today's findings with comments (adopting devfix in CI)
     """
 
 
@@ -195,7 +211,8 @@ def check(paths, **options) -> int:
 
 
 @main.command("add-ignore")
-@common_options
+@selection_options
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors, not the count of comments added.")
 def add_ignore(paths, **options) -> int:
     """Silence what devfix finds under PATHS today: `# devfix: ignore[CODE]` on each line.
 

@@ -483,3 +483,13 @@ def test_format_with_runs_the_formatter_on_the_written_files(runner, project):
     (project / "train.py").write_text(HARD_CODED)
     missing = runner.invoke(main, ["apply", "--format-with", "no-such-formatter-xyz", "train.py"])
     assert missing.exit_code == 2 and "cannot run 'no-such-formatter-xyz'" in missing.stderr
+
+
+def test_each_command_offers_only_the_options_it_uses(runner):
+    for command in ("add-ignore", "show-settings", "apply", "check"):
+        assert runner.invoke(main, [command, "--help"]).exit_code == 0
+    add_ignore = runner.invoke(main, ["add-ignore", "--help"]).output
+    assert "--select" in add_ignore and "--force-exclude" in add_ignore
+    assert "--output-format" not in add_ignore and "--exit-zero" not in add_ignore
+    assert "--summary-md" in runner.invoke(main, ["apply", "--help"]).output
+    assert "--summary-md" not in runner.invoke(main, ["check", "--help"]).output
