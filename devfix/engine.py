@@ -403,7 +403,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
         else:
             status, hint = _status(finding, config), finding.hint
         line, column = facts.position(finding.node)
-        end_line, end_column = _end(facts, module, finding.node, line, column)
+        end_line, end_column = _end(module, finding.node, line, column)
         edits = tuple(_fix_edit(facts, module, edit) for edit in finding.edits) if status != "no-fix" else ()
         result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint,
                                              end_line=end_line, end_column=end_column, edits=edits))
@@ -422,7 +422,7 @@ def _source(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node).rstrip("\r\n")
 
 
-def _end(facts: FileFacts, module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple[int, int]:
+def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple[int, int]:
     """1-based end line and column (exclusive) of `node`, from its start and its code."""
     lines = _source(module, node).split("\n")
     if len(lines) == 1:
@@ -433,7 +433,7 @@ def _end(facts: FileFacts, module: cst.Module, node: cst.CSTNode, line: int, col
 def _fix_edit(facts: FileFacts, module: cst.Module, edit: object) -> FixEdit:
     node = getattr(edit, "node")
     line, column = facts.position(node)
-    end_line, end_column = _end(facts, module, node, line, column)
+    end_line, end_column = _end(module, node, line, column)
     if isinstance(edit, Replace):
         kind, content = "replace", cst.Module([]).code_for_node(edit.new)
     else:
