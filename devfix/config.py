@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ class Config:
     dataset_placement: str = "pinned"
     exclude: Tuple[str, ...] = ()
     extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (gitignore-style pattern, codes)
     source: Optional[Path] = None  # the pyproject.toml this came from
     root: Path = field(default_factory=Path.cwd)
 
@@ -48,19 +50,36 @@ _KEYS = {
     "dataset-placement": "dataset_placement",
     "exclude": "exclude",
     "extend-exclude": "extend_exclude",
+    "per-file-ignores": "per_file_ignores",
 }
 
 
+def shown(path: Path) -> str:
+    """A configuration file as messages name it: relative to the working directory when it is
+    below it, so the message reads like the paths the user typed."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
 def find_pyproject(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.devfix] table, from `start` upwards."""
+    """The nearest pyproject.toml with a [tool.devfix] table, from `start` upwards.
+
+    A pyproject.toml on the way that is not valid TOML is an error (ConfigError, naming the
+    file and the line), not a file to pass over: its `[tool.devfix]` table may be the one the
+    user meant, and checking with other settings in silence would mislead."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
+            except (OSError, UnicodeDecodeError) as error:
+                raise ConfigError(f"{shown(candidate)}: cannot read: {error}") from None
+            except tomllib.TOMLDecodeError as error:
+                raise ConfigError(f"{shown(candidate)}: invalid TOML: {error}") from None
             if "devfix" in data.get("tool", {}):
                 return candidate
     return None
@@ -72,11 +91,11 @@ def load_config(path: Optional[Path]) -> Config:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such configuration file") from None
+        raise ConfigError(f"{shown(path)}: no such configuration file") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from None
+        raise ConfigError(f"{shown(path)}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        raise ConfigError(f"{shown(path)}: invalid TOML: {error}") from None
     table = data.get("tool", {}).get("devfix", {})
     return validate(table, path)
 
@@ -85,18 +104,24 @@ def validate(table: Dict[str, Any], path: Path) -> Config:
     values: Dict[str, Any] = {}
     for key, value in table.items():
         if key not in _KEYS:
-            raise ConfigError(f"{path}: unknown option '{key}' in [tool.devfix] (known: {', '.join(sorted(_KEYS))})")
+            raise ConfigError(f"{shown(path)}: unknown option '{key}' in [tool.devfix] (known: {', '.join(sorted(_KEYS))})")
         attribute = _KEYS[key]
         if attribute == "unsafe_fixes":
             if not isinstance(value, bool):
-                raise ConfigError(f"{path}: '{key}' must be true or false")
+                raise ConfigError(f"{shown(path)}: '{key}' must be true or false")
         elif attribute in ("device_style", "dataset_placement"):
             allowed = DEVICE_STYLES if attribute == "device_style" else DATASET_PLACEMENTS
             if value not in allowed:
-                raise ConfigError(f"{path}: '{key}' must be one of {', '.join(allowed)}, not {value!r}")
+                raise ConfigError(f"{shown(path)}: '{key}' must be one of {', '.join(allowed)}, not {value!r}")
+        elif attribute == "per_file_ignores":
+            if not isinstance(value, dict) or not all(isinstance(codes, list) and all(isinstance(c, str) for c in codes)
+                                                      for codes in value.values()):
+                raise ConfigError(f"{shown(path)}: '{key}' must be a table of patterns and lists of rules, "
+                                  f"like {{\"tests/*\" = [\"DEV002\"]}}")
+            value = tuple((pattern, tuple(codes)) for pattern, codes in value.items())
         else:
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                raise ConfigError(f"{path}: '{key}' must be a list of strings")
+                raise ConfigError(f"{shown(path)}: '{key}' must be a list of strings")
             value = tuple(value)
         values[attribute] = value
     return Config(**values, source=path, root=path.parent)

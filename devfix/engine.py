@@ -16,7 +16,7 @@ import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
@@ -27,8 +27,8 @@ from devfix.analysis.values import Value
 from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
-from devfix.edits import apply_edits
-from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules
+from devfix.edits import InsertAfter, InsertBefore, Replace, apply_edits
+from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
 # expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
@@ -48,6 +48,26 @@ class Diagnostic:
     status: str  # "fixed" | "fixable" | "unsafe-fix" | "no-fix"
     hint: str = ""
     cell: Optional[int] = None  # in a notebook: the cell (`line` is then the line in that cell)
+    end_line: int = 0  # where the flagged code ends (0: unknown); in a notebook, in the same cell
+    end_column: int = 0
+    edits: Tuple["FixEdit", ...] = ()  # the fix, for machines (JSON); empty when there is none
+
+
+@dataclass(frozen=True)
+class FixEdit:
+    """One edit of a finding's fix, as devfix plans it, in the original file's positions, so a
+    reviewer or a tool can read what a finding changes without the whole diff. `kind` is
+    `replace` (the range becomes `content`), `insert-before`/`insert-after` (statements put
+    next to the statement in the range, at its indentation; `content` unindented) or
+    `replace-statement` (the statement in the range becomes `content`, empty: removed)."""
+
+    kind: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+    cell: Optional[int] = None
 
 
 @dataclass
@@ -65,6 +85,8 @@ class FileResult:
     undecided_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each undecided place
     cells: List[Tuple[int, str, str]] = field(default_factory=list)  # in a notebook: (cell, old source, new source) changed
     cell_errors: List[Tuple[int, str]] = field(default_factory=list)  # in a notebook: (cell, why) cells it could not read
+    suppression_notes: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, why): suppressions that silence nothing
+    suppression_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each note
 
     @property
     def changed(self) -> bool:
@@ -104,7 +126,9 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
     return result
 
 
-def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
+                    configs: Optional[Sequence[Config]] = None,
+                    progress: Optional[Callable[[], None]] = None) -> List[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -112,6 +136,9 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
     analysis reads; the results come back in the order given. A notebook (`.ipynb`) takes
     part as the Python program its code cells make (notebooks.py): analysed like a script,
     never imported by the others, its findings and edits given back to its cells.
+    `configs`, one per read, gives each file its own configuration (the nearest
+    pyproject.toml's, devfix.settings); without it `config` applies to all. `progress` is
+    called once each file's first analysis is done (a progress bar).
     """
     programs = list(reads)
     read_notebooks: Dict[int, notebooks.Notebook] = {}
@@ -125,7 +152,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool) -
             read_notebooks[index] = notebook
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
-    results = _process_programs(programs, config, fix=fix)
+    results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix,
+                                progress=progress or (lambda: None))
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
@@ -142,8 +170,16 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
         return out
     for diagnostic in result.diagnostics:
         cell, line = notebook.position(diagnostic.line)
+        end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)
+        edits = tuple(_edit_in_cells(notebook, edit) for edit in diagnostic.edits)
         out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, message=_in_cells(notebook, diagnostic.message),
-                                                   hint=_in_cells(notebook, diagnostic.hint)))
+                                                   hint=_in_cells(notebook, diagnostic.hint), edits=edits,
+                                                   end_line=end_line if end_cell == cell else 0,
+                                                   end_column=diagnostic.end_column if end_cell == cell else 0))
+    for line, column, why in result.suppression_notes:
+        cell, line = notebook.position(line)
+        out.suppression_notes.append((line, column, why))
+        out.suppression_cells.append(cell)
     for line, column, code in result.undecided:
         cell, line = notebook.position(line)
         out.undecided.append((line, column, code))
@@ -158,6 +194,12 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
     return out
 
 
+def _edit_in_cells(notebook: "notebooks.Notebook", edit: FixEdit) -> FixEdit:
+    cell, line = notebook.position(edit.line)
+    _, end_line = notebook.position(edit.end_line)
+    return dataclasses.replace(edit, cell=cell, line=line, end_line=end_line)
+
+
 _LINE_REFERENCE = re.compile(r"\(line (\d+)(?=[:);])")
 
 
@@ -169,17 +211,19 @@ def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
     return _LINE_REFERENCE.sub(cell_line, message)
 
 
-def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool) -> List[FileResult]:
+def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool,
+                      progress: Callable[[], None] = lambda: None) -> List[FileResult]:
     """process_project over Python programs (a notebook already joined into one)."""
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: List[FileResult] = list(reads)
     for index in project.analysis_order(files):
+        progress()
         read = reads[index]
         if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
                 and not project.imports_analysed(read.path, read.old):
             continue  # pre-filter: every rule needs torch, a tensor's own .cuda() method, or a project file that does
-        result = process_source(read.old, config, fix=fix, path=read.path, project=project)
+        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=project)
         if result.summary is not None:
             project.summaries[result.path] = result.summary
         results[index] = result
@@ -189,13 +233,13 @@ def _process_programs(reads: Sequence[FileResult], config: Config, *, fix: bool)
     for index, read in enumerate(reads):
         wanted = incoming.get(read.path)
         if wanted and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=wanted)
+            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=wanted)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
     for index, read in enumerate(reads):
         if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, config, fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
+            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
     return results
 
 
@@ -322,7 +366,7 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
          project: ProjectFacts, silenced: suppressions.Suppressions, incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
     facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
-                      allow_device_declarations=any(r.code == "DEV001" for r in rules),
+                      allow_device_declarations=declarations_allowed(config),
                       assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
                       gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
                       gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
@@ -335,12 +379,18 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     if not facts.uses_torch:
         return module
     ctx = RuleContext(facts, config, module)
-    findings = [f for f in _unique(facts, _run_rules(ctx, rules))
-                if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
+    everything = _unique(facts, _run_rules(ctx, rules))
+    findings = [f for f in everything if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
     wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
     # a fix whose device declaration is silenced (`# devfix: ignore[DEV001]`) is not applied
     undeclared = [f for f in wanted if any(silenced.silences(facts.position(r.node)[0], "DEV001") for r in f.requests)]
     wanted = [f for f in wanted if f not in undeclared]
+    if silenced.by_line:
+        used = {(facts.position(f.node)[0], f.rule.code) for f in everything if f not in findings}
+        used |= {(facts.position(r.node)[0], "DEV001") for f in undeclared for r in f.requests}
+        enabled = {rule.code for rule in rules} | ({"DEV001"} if declarations_allowed(config) else set())
+        default = {rule.code for rule in BY_CODE.values() if rule.enabled_by_default}
+        result.suppression_notes = suppressions.audit(silenced, used, BY_CODE.keys(), enabled, default <= enabled)
     declarations = _declarations(ctx, wanted)
     new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
     for finding in [*findings, *declarations]:
@@ -353,12 +403,56 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
         else:
             status, hint = _status(finding, config), finding.hint
         line, column = facts.position(finding.node)
-        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint))
+        end_line, end_column = _end(module, finding.node, line, column)
+        edits = tuple(_fix_edit(facts, module, edit) for edit in finding.edits) if status != "no-fix" else ()
+        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint,
+                                             end_line=end_line, end_column=end_column, edits=edits))
     result.diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
     reported = {(d.line, d.column) for d in result.diagnostics}
     result.undecided = [(*facts.position(node), facts.code(node, 60)) for node in facts.undecided()
                         if facts.position(node) not in reported]
     return new_module if fix and fixed else module
+
+
+def _source(module: cst.Module, node: cst.CSTNode) -> str:
+    """The node's code as it stands in the file: without the comment lines above a statement
+    and without a statement's final newline."""
+    if getattr(node, "leading_lines", None):
+        node = node.with_changes(leading_lines=())
+    return module.code_for_node(node).rstrip("\r\n")
+
+
+def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple[int, int]:
+    """1-based end line and column (exclusive) of `node`, from its start and its code."""
+    lines = _source(module, node).split("\n")
+    if len(lines) == 1:
+        return line, column + len(lines[0])
+    return line + len(lines) - 1, len(lines[-1]) + 1
+
+
+def _fix_edit(facts: FileFacts, module: cst.Module, edit: object) -> FixEdit:
+    node = getattr(edit, "node")
+    line, column = facts.position(node)
+    end_line, end_column = _end(module, node, line, column)
+    if isinstance(edit, Replace):
+        kind, content = "replace", cst.Module([]).code_for_node(edit.new)
+    else:
+        kind = {InsertBefore: "insert-before", InsertAfter: "insert-after"}.get(type(edit), "replace-statement")
+        statements = getattr(edit, "statements", ())
+        content = "".join(cst.Module([]).code_for_node(statement) for statement in statements)
+    return FixEdit(kind, line, column, end_line, end_column, content)
+
+
+def declarations_allowed(config: Config) -> bool:
+    """A fix brings the device declaration it needs (DEV001's) whatever rules are selected, so
+    `apply --select DEV002` fixes DEV002 alone, rule by rule, as a migration PR does. Only an
+    explicit `ignore` of DEV001 turns declarations off: the fixes that need one are then
+    reported without a fix, as under `# devfix: ignore[DEV001]`."""
+    try:
+        ignored = {rule.code for selector in config.ignore for rule in lookup(selector)}
+    except KeyError:
+        return True  # an unknown selector is the command line's error to report
+    return "DEV001" not in ignored
 
 
 def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:

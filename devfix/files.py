@@ -5,7 +5,8 @@ Python files (`.py`, `.pyi`) and Jupyter notebooks (`.ipynb`) are found; the not
 
 Skips hidden directories, virtual environments (any folder holding `pyvenv.cfg`), and
 `build/`, `dist/`, `__pycache__`, `site-packages`, `node_modules`. Files named explicitly on
-the command line are always checked, as ruff and black do. Symbolic links to directories
+the command line are checked whatever the excludes say, as ruff and black do, unless
+`--force-exclude` is given. Symbolic links to directories
 are not followed (a codemod must not wander out of the tree it was pointed at); symbolic
 links to files are skipped during the walk.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pathspec
 
@@ -66,16 +67,25 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Pat
         yield path
 
 
-def discover_with_trees(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Tuple[Path, Path]]:
-    """(file, the resolved tree it belongs to) for each file `discover` yields."""
+def discover_with_trees(paths: Iterable[Path], exclude: Sequence[str] = (), *,
+                        is_excluded: Optional[Callable[[Path, bool], bool]] = None,
+                        force_exclude: bool = False) -> Iterator[Tuple[Path, Path]]:
+    """(file, the resolved tree it belongs to) for each file `discover` yields.
+
+    `exclude` patterns are matched from each path given; `is_excluded(path, is_dir)` decides
+    with patterns anchored elsewhere (devfix.settings: at each configuration's folder). A file
+    named explicitly is checked whatever excludes say, unless `force_exclude` (pre-commit hands
+    every changed file over by name)."""
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen = set()
     for root in paths:
         if root.is_file():
+            if force_exclude and is_excluded is not None and _named_file_excluded(root, is_excluded):
+                continue
             candidates: Iterable[Path] = [root]
             tree = Path(os.path.abspath(root)).parent.resolve()
         else:
-            candidates = _walk(root, excluded)
+            candidates = _walk(root, excluded, is_excluded)
             tree = root.resolve()
         for path in candidates:
             key = os.path.normcase(os.path.abspath(path))
@@ -84,7 +94,17 @@ def discover_with_trees(paths: Iterable[Path], exclude: Sequence[str] = ()) -> I
                 yield path, tree
 
 
-def _walk(root: Path, excluded: Optional[pathspec.PathSpec]) -> Iterator[Path]:
+def _named_file_excluded(path: Path, is_excluded: Callable[[Path, bool], bool]) -> bool:
+    """A file named on the command line, under `--force-exclude`: excluded if it or any folder
+    above it is (`legacy/` excludes `legacy/a/b.py`), as the walk would have skipped it."""
+    absolute = Path(os.path.abspath(path))
+    if is_excluded(absolute, False):
+        return True
+    return any(is_excluded(folder, True) for folder in absolute.parents if folder != Path(folder.anchor))
+
+
+def _walk(root: Path, excluded: Optional[pathspec.PathSpec],
+          is_excluded: Optional[Callable[[Path, bool], bool]] = None) -> Iterator[Path]:
     inherited = _parent_gitignores(root.resolve())
     resolved_root = root.resolve()
     # Each stack entry: (folder, the .gitignore specs that apply inside it).
@@ -103,11 +123,13 @@ def _walk(root: Path, excluded: Optional[pathspec.PathSpec]) -> Iterator[Path]:
             path = Path(entry.path)
             resolved = path.resolve() if entry.is_symlink() else Path(os.path.abspath(path))
             if entry.is_dir(follow_symlinks=False):
-                if _skip_dir(entry.name, path) or _ignored(resolved, True, specs) or _excluded(path, root, excluded, True):
+                if _skip_dir(entry.name, path) or _ignored(resolved, True, specs) or _excluded(path, root, excluded, True) \
+                        or (is_excluded is not None and is_excluded(path, True)):
                     continue
                 subfolders.append((path, specs))
             elif entry.is_file(follow_symlinks=False) and entry.name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
-                if _ignored(resolved, False, specs) or _excluded(path, root, excluded, False):
+                if _ignored(resolved, False, specs) or _excluded(path, root, excluded, False) \
+                        or (is_excluded is not None and is_excluded(path, False)):
                     continue
                 if resolved_root not in resolved.parents and resolved.parent != resolved_root:
                     continue

@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Optional
+from typing import Collection, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 ALL = frozenset({"*"})
 _IGNORE = re.compile(r"#\s*devfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -28,6 +28,7 @@ _CODE = re.compile(r"^DEV[0-9]{3}$")
 class Suppressions:
     by_line: Dict[int, FrozenSet[str]] = field(default_factory=dict)
     skip_file: bool = False
+    columns: Dict[int, int] = field(default_factory=dict)  # line -> 1-based column of its (first) suppression comment
 
     def silences(self, line: int, code: str) -> bool:
         codes = self.by_line.get(line)
@@ -53,6 +54,7 @@ def read(source: bytes) -> Suppressions:
         codes = _codes(text)
         if codes is not None:
             line = token.start[0]
+            found.columns.setdefault(line, token.start[1] + 1)
             previous = found.by_line.get(line, frozenset())
             found.by_line[line] = ALL if codes is ALL or previous is ALL else previous | codes
     return found
@@ -69,3 +71,75 @@ def _codes(comment: str) -> Optional[FrozenSet[str]]:
         codes = frozenset(c.upper() for c in re.split(r"[\s,]+", match.group("codes")) if _CODE.match(c.upper()))
         return codes or None
     return None
+
+
+def audit(found: Suppressions, used: Set[Tuple[int, str]], known: Collection[str], enabled: Collection[str],
+          all_rules_ran: bool) -> List[Tuple[int, int, str]]:
+    """The suppressions that silence nothing, as (line, column, message): an unknown code
+    (`ignore[DEV999]`, a typo that silences nothing ever), or a code of a rule that ran and
+    found nothing on that line (the code was fixed, or moved: the comment is stale and would
+    hide a new finding there). A code whose rule did not run (`--select`, `ignore`) is not
+    judged; a bare `# devfix: ignore` only when every rule on by default ran."""
+    notes = []
+    for line, codes in sorted(found.by_line.items()):
+        column = found.columns.get(line, 1)
+        if codes is ALL:
+            if all_rules_ran and not any(at == line for at, _ in used):
+                notes.append((line, column, "unused suppression: `# devfix: ignore` silences nothing on this line"))
+            continue
+        unknown = sorted(code for code in codes if code not in known)
+        if unknown:
+            notes.append((line, column, f"unknown rule code{'s' * (len(unknown) > 1)} {', '.join(unknown)} in a suppression; `devfix rules` lists them"))
+        unused = sorted(code for code in codes if code in known and code in enabled and (line, code) not in used)
+        if unused:
+            notes.append((line, column, f"unused suppression: {', '.join(unused)} found nothing on this line"))
+    return notes
+
+
+def add_ignores(source: bytes, wanted: Dict[int, Iterable[str]]) -> Tuple[bytes, List[int]]:
+    """`source` with `# devfix: ignore[CODES]` at the end of each line of `wanted` (line ->
+    codes), merged into a devfix comment already there; and the lines where no comment can
+    go (the line ends inside a string or continues with a backslash), left as they were.
+
+    `devfix add-ignore` (ruff's --add-noqa): silence what is found today, so a migration can
+    adopt devfix and have CI check only new code. Bytes in, bytes out: the file's encoding
+    and line endings are kept."""
+    if not wanted:
+        return source, []
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return source, sorted(wanted)
+    encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
+    comments: Dict[int, tokenize.TokenInfo] = {}
+    ends_in_token: set = set()  # lines a multi-line token (a string) runs through or ends on mid-line
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token
+        if token.start[0] != token.end[0]:
+            ends_in_token.update(range(token.start[0], token.end[0]))
+    lines = source.splitlines(keepends=True)
+    refused = []
+    for number in sorted(wanted):
+        codes = sorted(set(wanted[number]))
+        if not 1 <= number <= len(lines) or number in ends_in_token:
+            refused.append(number)
+            continue
+        text = lines[number - 1]
+        body = text.rstrip(b"\r\n")
+        ending = text[len(body):]
+        if body.rstrip().endswith(b"\\"):
+            refused.append(number)
+            continue
+        comment = comments.get(number)
+        if comment is not None and _IGNORE.search(comment.string):
+            present = _codes(comment.string)
+            if present is ALL:
+                continue
+            merged = sorted(set(present or ()) | set(codes))
+            new_comment = _IGNORE.sub(f"# devfix: ignore[{', '.join(merged)}]", comment.string, count=1)
+            body = body.replace(comment.string.encode(encoding), new_comment.encode(encoding), 1)
+        else:
+            body = body.rstrip() + f"  # devfix: ignore[{', '.join(codes)}]".encode(encoding)
+        lines[number - 1] = body + ending
+    return b"".join(lines), refused

@@ -1,14 +1,30 @@
-"""Output formats. Text for people, JSON for machines, unified diffs for review."""
+"""Output for people: finding lines, summaries and unified diffs for review. The machine
+formats (JSON, GitHub, SARIF, GitLab, JUnit) are in `devfix.report.formats`."""
 
 from __future__ import annotations
 
 import difflib
-import json
-from typing import Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
-from devfix.engine import FileResult
+from devfix.engine import Diagnostic, FileResult
 
 STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
+
+
+SUPPRESSION = "suppression"  # the code of a suppression comment that silences nothing (not a rule)
+
+
+def with_suppression_notes(results: List[FileResult]) -> None:
+    """`check` reports suppressions that silence nothing (unknown codes, stale ones) as findings
+    of their own, code `suppression`, so every format and the exit code see them. `apply`
+    does not: a stale comment is not a device bug to fix."""
+    for result in results:
+        if result.error:
+            continue
+        cells = result.suppression_cells or [None] * len(result.suppression_notes)
+        result.diagnostics = result.diagnostics + [
+            Diagnostic(line, column, SUPPRESSION, "unused-suppression", why, "no-fix", cell=cell)
+            for (line, column, why), cell in zip(result.suppression_notes, cells)]
 
 
 def location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
@@ -22,13 +38,23 @@ def cell_error_lines(result: FileResult) -> Iterable[str]:
         yield f"{result.path}:cell {cell}: error: {why}; cell left as it was"
 
 
-def text_lines(result: FileResult, dry_run: bool = False) -> Iterable[str]:
+def _plain(text: str, role: str) -> str:
+    return text
+
+
+def text_lines(result: FileResult, dry_run: bool = False, style: Callable[[str, str], str] = _plain) -> Iterable[str]:
+    """One line a finding. `style(text, role)` may colour the parts (roles: `location`,
+    `code`, and the status: `fixed`, `fixable`, `unsafe-fix`, `no-fix`); the text is the same."""
     if result.error:
         yield f"{result.path}: error: {result.error}"
         return
     for d in sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.line, d.column, d.code)):
+        where = style(location(result.path, d.line, d.column, d.cell), "location")
+        if d.code == SUPPRESSION:
+            yield f"{where}: {d.message}"
+            continue
         label = "[would fix]" if dry_run and d.status == "fixed" else STATUS_LABEL[d.status]
-        line = f"{location(result.path, d.line, d.column, d.cell)}: {d.code} {label} {d.message}"
+        line = f"{where}: {style(d.code, 'code')} {style(label, d.status)} {d.message}"
         if d.status == "unsafe-fix":
             line += " (unsafe fix available: run with --unsafe-fixes)"
         elif d.hint and d.status == "no-fix":
@@ -99,26 +125,61 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def json_report(results: Iterable[FileResult]) -> str:
-    items = []
-    for result in results:
-        if result.error:
-            items.append({"path": result.path, "error": result.error})
-            continue
-        items.extend({"path": result.path, "cell": cell, "error": why} for cell, why in result.cell_errors)
-        for d in result.diagnostics:
-            items.append(
-                {
-                    "path": result.path,
-                    **({"cell": d.cell} if d.cell is not None else {}),
-                    "line": d.line,
-                    "column": d.column,
-                    "code": d.code,
-                    "name": d.name,
-                    "message": d.message,
-                    "status": d.status,
-                    "fixable": d.status in ("fixed", "fixable", "unsafe-fix"),
-                    "hint": d.hint,
-                }
-            )
-    return json.dumps(items, indent=2)
+def by_hand(d) -> bool:
+    """A finding a person has to fix: neither fixed nor waiting only for `--unsafe-fixes`."""
+    return d.status not in ("fixed", "unsafe-fix")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def summary(results: List[FileResult], dry_run: bool, check_mode: bool = False) -> str:
+    """The run in one line. Unsafe fixes are counted apart ("N more fixes available with
+    `--unsafe-fixes`"): they wait for a decision, not for a person's edit."""
+    checked = len(results)
+    findings = [d for r in results for d in r.diagnostics]
+    unsafe = sum(1 for d in findings if d.status == "unsafe-fix")
+    errors = sum(1 for r in results if r.error or r.cell_errors)
+    more = f"{unsafe} more fix{'es' * (unsafe != 1)} available with `--unsafe-fixes`" if unsafe else ""
+    if check_mode:
+        fixable = sum(1 for d in findings if d.status == "fixable")
+        text = f"Found {_plural(len(findings), 'problem')}" if findings else "No problems found"
+        notes = []
+        if fixable:
+            notes.append(f"{fixable} fixable with `devfix apply`")
+        if more:
+            notes.append(more)
+        if notes:
+            text += f" ({'; '.join(notes)})"
+        if errors:
+            text += f"; {_plural(errors, 'file')} with errors"
+        return f"{text} ({_plural(checked, 'file')} checked)."
+    fixed = sum(1 for d in findings if d.status == "fixed")
+    files = sum(1 for r in results if r.changed)
+    remaining = sum(1 for d in findings if by_hand(d))
+    verb = "Would fix" if dry_run else "Fixed"
+    parts = []
+    if fixed:
+        parts.append(f"{verb} {_plural(fixed, 'problem')} in {_plural(files, 'file')}")
+    if more:
+        parts.append(more)
+    if remaining:
+        parts.append(f"{_plural(remaining, 'problem')} left to fix by hand")
+    if errors:
+        parts.append(f"{_plural(errors, 'file')} with errors")
+    if not parts:
+        parts.append("No problems found")
+    return f"{'; '.join(parts)} ({_plural(checked, 'file')} checked)."
+
+
+def undecided_line(results: List[FileResult], shown: bool) -> str:
+    """What the run did not cover: meetings of values devfix could not place, which it never
+    edits (a helper, a framework or a branch placed one side). Empty when there are none."""
+    count = sum(len(r.undecided) for r in results if not r.error)
+    if not count:
+        return ""
+    files = sum(1 for r in results if r.undecided and not r.error)
+    where = f"{_plural(count, 'place')} in {_plural(files, 'file')}"
+    more = "" if shown else " (`--show-undecided` lists them)"
+    return f"Not covered: at {where} a value meets one whose device devfix cannot tell; left alone{more}."
