@@ -172,10 +172,11 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
         cell, line = notebook.position(diagnostic.line)
         end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)
         edits = tuple(_edit_in_cells(notebook, edit) for edit in diagnostic.edits)
-        out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, message=_in_cells(notebook, diagnostic.message),
+        out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, column=notebook.column(cell, diagnostic.column),
+                                                   message=_in_cells(notebook, diagnostic.message),
                                                    hint=_in_cells(notebook, diagnostic.hint), edits=edits,
                                                    end_line=end_line if end_cell == cell else 0,
-                                                   end_column=diagnostic.end_column if end_cell == cell else 0))
+                                                   end_column=notebook.column(cell, diagnostic.end_column) if end_cell == cell else 0))
     for line, column, why in result.suppression_notes:
         cell, line = notebook.position(line)
         out.suppression_notes.append((line, column, why))

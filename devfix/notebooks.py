@@ -70,6 +70,9 @@ class Cell:
     placeholders: Dict[int, str] = field(default_factory=dict)  # magic id -> the line standing for it
     skipped: Optional[str] = None  # why the cell is not part of the program (None: it is)
     added_newline: bool = False  # the program ends the cell with a newline its source lacks
+    indent: str = ""  # the indentation IPython strips from a cell indented as a whole
+    dedented: List[str] = field(default_factory=list)  # with `indent`: the lines as the program holds them
+    stripped: List[str] = field(default_factory=list)  # with `indent`: the original lines they stand for
 
 
 @dataclass
@@ -84,6 +87,12 @@ class Notebook:
         if 1 <= line <= len(self.where):
             return self.where[line - 1]
         return (self.cells[-1].number if self.cells else 0), line
+
+    def column(self, cell_number: int, column: int) -> int:
+        """A program column in the cell's own text: a cell indented as a whole is held
+        without its indentation."""
+        cell = next((c for c in self.cells if c.number == cell_number), None)
+        return column + len(cell.indent) if cell is not None else column
 
     def unparsed(self) -> List[Tuple[int, str]]:
         """The cells left out of the program because they cannot be parsed: (number, why)."""
@@ -160,6 +169,8 @@ class Notebook:
             restored.append(line)
         if seen != sorted(cell.magics):
             raise NotebookError(f"a fix changed IPython syntax in cell {cell.number}; notebook left unchanged")
+        if cell.indent:
+            restored = _reindented(cell, restored)
         text = "".join(restored)
         if cell.added_newline and text.endswith("\n"):
             text = text[:-1]
@@ -308,6 +319,7 @@ def _program_lines(cell: Cell) -> List[str]:
     if original[-1][-1:] not in ("\n", "\r"):
         original[-1] += "\n"
         cell.added_newline = True
+    original = _dedented(cell, original)
     first = original[0].strip()
     if first.startswith("%%"):
         if first[2:].split(" ")[0] not in PYTHON_CELL_MAGICS:
@@ -336,6 +348,27 @@ def _program_lines(cell: Cell) -> List[str]:
         cell.magics, cell.placeholders = {}, {}
         return []
     return converted
+
+
+def _dedented(cell: Cell, original: List[str]) -> List[str]:
+    """A cell whose first line is indented is run by IPython with that indentation removed
+    from every line that has it (its `leading_indent` step): the program holds it so, and
+    `cell.indent` gives it back on write."""
+    indent = _indent(original[0])
+    if not indent or original[0].strip() == "" or _parses("".join(original)) is None:
+        return original
+    dedented = [line[len(indent):] if line.startswith(indent) else line for line in original]
+    cell.indent, cell.dedented, cell.stripped = indent, dedented, list(original)
+    return dedented
+
+
+def _reindented(cell: Cell, block: List[str]) -> List[str]:
+    """The cell's program lines with its indentation given back: a line the fixes kept is its
+    original line, byte for byte; a line they wrote gets the cell's indentation."""
+    matcher = difflib.SequenceMatcher(None, cell.dedented, block, autojunk=False)
+    kept = {b + k: a + k for a, b, size in matcher.get_matching_blocks() for k in range(size)}
+    return [cell.stripped[kept[i]] if i in kept else (cell.indent + line if line.strip() else line)
+            for i, line in enumerate(block)]
 
 
 def _indent(line: str) -> str:

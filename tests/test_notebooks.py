@@ -259,6 +259,23 @@ def test_magics_are_kept_byte_for_byte_and_a_cell_that_cannot_be_parsed_is_repor
     assert {(d.cell, d.line, d.code) for d in result.diagnostics} >= {(3, 2, "DEV002"), (3, 5, "DEV008")}
 
 
+def test_a_cell_indented_as_a_whole_is_read_as_ipython_runs_it():
+    # IPython strips the first line's indentation from every line before running a cell
+    indented = " import torch\n import torch.nn as nn\n \n model = nn.Linear(4, 2).cuda()\n print(model(torch.randn(3, 4)))"
+    text = _notebook([indented, "x = torch.ones(2, 4).cuda()\nprint(model(x))"], indent=1) + "\n"
+    (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=True)
+    assert result.error is None and result.cell_errors == []
+    cells = ["".join(c["source"]) for c in json.loads(result.new)["cells"]]
+    assert cells[1] == (" import torch\n import torch.nn as nn\n \n"
+                        " device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n"
+                        " model = nn.Linear(4, 2).to(device)\n print(model(torch.randn(3, 4, device=device)))")
+    assert cells[2] == "x = torch.ones(2, 4).to(device)\nprint(model(x))"
+    # positions are the cell's own: `.cuda()` of line 4 starts after the indentation
+    assert (2, 4, 10, "DEV002") in {(d.cell, d.line, d.column, d.code) for d in result.diagnostics}
+    (again,) = process_project([FileResult("nb.ipynb", result.new, result.new)], Config(), fix=True)
+    assert again.new == result.new and not again.diagnostics
+
+
 def test_edits_that_cross_a_cell_or_touch_a_magic_are_refused():
     notebook = notebooks.read((_notebook(MAGICS[:2], indent=1) + "\n").encode())
     program = notebook.program
