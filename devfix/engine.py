@@ -479,8 +479,30 @@ def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> List[Finding
             users.setdefault(id(request), []).append(finding.rule.code)
     if not requests:
         return []
+    _share_the_module_declaration(ctx, requests, users)
     rule = BY_CODE["DEV001"]()
     return [rule.declare(ctx, request, users[key]) for key, request in requests.items()]
+
+
+def _share_the_module_declaration(ctx: RuleContext, requests: dict, users: dict) -> None:
+    """One device name per scope, reused (spec principle 6): a function defined after the
+    module's own declaration reads that one (it has run before the function can be called)
+    instead of declaring the same device again at its top."""
+    tree = ctx.facts.tree
+    module = next((r for r in requests.values() if r.scope.kind == "module"), None)
+    if module is None:
+        return
+    for key, request in list(requests.items()):
+        if request is module or request.scope.kind != "function" or request.code != module.code:
+            continue
+        function = request.scope.function
+        top = function
+        while top is not None and tree.parent(top) is not tree.module and not isinstance(tree.parent(top), cst.Module):
+            top = tree.parent(top)
+        if top is None or tree.order(top) <= tree.order(module.anchor):
+            continue
+        del requests[key]
+        users[id(module)].extend(users.pop(key))
 
 
 def _apply_checked(module: cst.Module, facts: FileFacts, findings: List[Finding]) -> Tuple[cst.Module, List[Finding], List[Finding]]:
