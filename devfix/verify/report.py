@@ -25,6 +25,7 @@ HINTS = {
     "DEV008": "create it on the device: torch.full(..., device=device)",
     "DEV009": "copy to the host first: t.detach().cpu().numpy()",
     "DEV010": "torch.load(f, map_location=device)",
+    "DEV011": "keep the moved copy: x = x.to(device) (Tensor.to is not in place)",
     "DEV012": "make it a buffer so it moves with the model: self.register_buffer(\"name\", t, persistent=False)",
 }
 

@@ -16,7 +16,7 @@ import torch
 
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.state import Event
-from devfix.verify.simulator.tags import CPU, TORCH_DIR, cuda, made_by_factory, origin, real_type, sim_index
+from devfix.verify.simulator.tags import CPU, TORCH_DIR, copy_thrown_away, cuda, made_by_factory, origin, real_type, sim_index
 
 FORK_MESSAGE = (
     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
@@ -145,6 +145,8 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
         return "DEV003", "the optimizer was built before the model was moved; its state stayed on the CPU"
     if isinstance(cpu_t, torch.nn.Parameter):
         return "DEV003", "the model's parameters are still on the CPU"
+    if copy_thrown_away(cpu_t):
+        return "DEV011", "a device copy of this tensor was made with .to() or .cuda() and thrown away; the tensor stayed on the CPU"
     where_made = origin(cpu_t)
     if where_made is not None:
         ofile, oline, ofunc, in_module = where_made

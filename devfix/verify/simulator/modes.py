@@ -31,7 +31,7 @@ from devfix.verify.simulator import checks
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.checks import device_error, norm_device, touch_device
 from devfix.verify.simulator.tags import (
-    CPU, cuda, first_index, fresh_outputs, index_of, is_sim, origin, set_index, set_made_by_factory, set_origin,
+    CPU, cuda, first_index, fresh_outputs, index_of, is_sim, note_moved_copy, origin, pass_on_moved_copy, set_index, set_made_by_factory, set_origin,
     sim_device, sim_index, storage, tensors,
 )
 
@@ -89,6 +89,8 @@ def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_form
         with no_function_mode():
             out = _TB.to(t, **kw)
     if out is not t:
+        if cur == CPU and target != CPU:
+            note_moved_copy(t, out)
         set_index(out, index)
         where_made = origin(t)
         if where_made is not None and (target == CPU or _init_attribute(where_made)):
@@ -230,6 +232,7 @@ def _note_origin(name, fresh, ins, caller):
     """Remember where the user created a CPU tensor (to pick DEV007/8/12), and where
     a module's __init__ created a device tensor (a plain attribute that DataParallel
     does not copy to its replicas: DEV012 on more than one GPU)."""
+    pass_on_moved_copy(ins, [o for o in fresh if not is_sim(o)])
     where_made = None
     for t in ins:
         where_made = origin(t)

@@ -13,6 +13,7 @@ stale (an id-keyed side table would be reused after free).
 from __future__ import annotations
 
 import os
+import weakref
 
 import torch
 from torch.utils import _pytree as pytree
@@ -21,7 +22,8 @@ from devfix.verify.simulator import state as _state
 
 TAG = "_devfix_sim_cuda"
 ORIGIN = "_devfix_origin"
-MADE_BY_FACTORY = "_devfix_made_by_factory"  # the factory's own result, not a tensor computed from it
+MADE_BY_FACTORY = "_devfix_made_by_factory"
+MOVED_COPY = "_devfix_moved_copy"  # (id of the CPU tensor, weak reference to its device copy)  # the factory's own result, not a tensor computed from it
 CPU = "cpu"
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _TB = torch._C.TensorBase
@@ -137,3 +139,32 @@ def set_made_by_factory(t) -> None:
     s = storage(t)
     if s is not None:
         setattr(s, MADE_BY_FACTORY, id(t))
+
+
+def note_moved_copy(t, copy) -> None:
+    """`t.to(device)` made `copy`: if `copy` is gone when `t` meets a device tensor, the move
+    was thrown away (`mask.to(device)` on a line of its own)."""
+    s = storage(t)
+    if s is not None:
+        try:
+            setattr(s, MOVED_COPY, (id(t), weakref.ref(copy)))
+        except TypeError:
+            pass
+
+
+def copy_thrown_away(t) -> bool:
+    noted = getattr(storage(t), MOVED_COPY, None)
+    return noted is not None and noted[1]() is None
+
+
+def pass_on_moved_copy(inputs, outputs) -> None:
+    """`~mask[..., None]` computed from a tensor whose device copy was made: the same question
+    (was that copy thrown away?) holds for the result."""
+    for t in inputs:
+        noted = getattr(storage(t), MOVED_COPY, None)
+        if noted is not None:
+            for o in outputs:
+                s = storage(o)
+                if s is not None:
+                    setattr(s, MOVED_COPY, noted)
+            return
