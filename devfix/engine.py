@@ -496,10 +496,10 @@ def _share_the_module_declaration(ctx: RuleContext, requests: dict, users: dict)
         if request is module or request.scope.kind != "function" or request.code != module.code:
             continue
         function = request.scope.function
-        top = function
-        while top is not None and tree.parent(top) is not tree.module and not isinstance(tree.parent(top), cst.Module):
-            top = tree.parent(top)
-        if top is None or tree.order(top) <= tree.order(module.anchor):
+        # after the declaration in preorder: its `def` runs, and so every call of it, after
+        # the module's declaration has run (unless the declaration follows a statement that holds it)
+        if function is None or tree.order(function) <= tree.order(module.anchor) \
+                or (not module.before and tree.is_inside(function, module.anchor)):
             continue
         del requests[key]
         users[id(module)].extend(users.pop(key))
