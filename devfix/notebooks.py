@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Dict, List, Optional, Tuple
 
+from devfix.analysis.tree import CELL_MARK
+
 SUFFIX = ".ipynb"
-_CELL_MARK = re.compile(r"# \[devfix cell (\d+)\]\n")
+_CELL_MARK = re.compile(re.escape(CELL_MARK) + r"(\d+)\]\n")
 _MAGIC_MARK = re.compile(r"([ \t]*)pass  # \[devfix magic (\d+)\](\r\n|\r|\n)?")
 # IPython syntax that is a whole line: `%magic`, `!shell`, `?help`, `x = !cmd`, `x = %magic`.
 _MAGIC_LINE = re.compile(r"[ \t]*(?:[%!?]|[A-Za-z_][\w.]*[ \t]*=[ \t]*[%!])")
@@ -192,7 +194,7 @@ def read(data: bytes) -> Notebook:
     program: List[str] = []
     where: List[Tuple[int, int]] = []
     for cell in cells:
-        program.append(f"# [devfix cell {cell.number}]\n")
+        program.append(f"{CELL_MARK}{cell.number}]\n")
         where.append((cell.number, 0))
         body = _program_lines(cell)
         for number, line in enumerate(body, 1):

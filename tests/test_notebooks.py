@@ -401,3 +401,17 @@ def test_verify_compiles_each_cell_on_its_own_as_a_kernel_does(tmp_path):
     path.write_text(_notebook(sources, indent=1) + "\n")
     outcome = run_script(path)
     assert outcome.verdict == "ok", outcome.stdout + outcome.stderr
+
+
+def test_a_move_shown_as_a_cells_last_line_is_looked_at_not_discarded():
+    """`m.to(device)` ending a tutorial's cell is IPython's output, shown on purpose (the tensor
+    stays on the CPU for the NumPy-bridge cells after it): no DEV011. The same line in the
+    middle of a cell moves nothing and is still reported."""
+    sources = ["import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nm = torch.ones(2, 2)",
+               "m.to(device)",
+               "m_np = m.numpy()\nm_np[0, 0] = -1\nm",
+               "n = torch.ones(2)\nn.to(device)\nprint(n + torch.ones(2, device=device))"]
+    text = _notebook(sources, indent=1) + "\n"
+    (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=False)
+    assert result.error is None
+    assert [(d.cell, d.line, d.code) for d in result.diagnostics] == [(5, 2, "DEV011")]

@@ -166,3 +166,20 @@ def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
         "helpers.py": b"def dead(): pass\n",
     })
     assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
+
+
+def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
+    """An old experiment's class that no file names (a comment does not count) never runs,
+    `__init__` included. A class another file names, or one a framework may find (its base is
+    not the project's), is left alone; so is every class where names are looked up at run time."""
+    sources = {
+        "main.py": b"import torch\nfrom used import Used\n# FeatureExtractionTest(loader)\nUsed().run()\n",
+        "used.py": b"import torch\nclass Used(object):\n    def __init__(self): pass\n    def run(self): pass\n",
+        "old.py": b"import torch\nclass FeatureExtractionTest():\n    def __init__(self):\n        self.m = torch.nn.Linear(2, 2).cuda()\n"
+                  b"    def extract(self, x):\n        return self.m(x.cuda())\nclass Game(gym.Env):\n    def reset(self): pass\n",
+    }
+    facts = ProjectFacts.from_files(_tree(tmp_path, sources))
+    assert facts.unreferenced == {str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.__init__", "FeatureExtractionTest.extract"})}
+    sources["main.py"] += b"net = models.__dict__[arch]()\n"
+    # a name built at run time may build it: only what the methods' own names show stays dead
+    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})}

@@ -261,6 +261,9 @@ class ClassFlow:
 
     def _member_of(self, module: Value, attribute: Value) -> Value:
         """An attribute of a module instance seen from outside (program world)."""
+        if attribute.kind is Kind.MODULE and attribute.cls is not None and module.place is not Place.UNKNOWN:
+            # `model.encoder(src, src_len)`: a submodule of a known class, where its holder is
+            return Value(Kind.MODULE, module.place, module.origins, cls=attribute.cls, neutral=attribute.neutral)
         if attribute.kind is Kind.MODULE or attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU:
             return operations.program_member(module)
         if attribute.kind is Kind.HOST:
@@ -355,6 +358,8 @@ class ClassFlow:
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             if init is not None and self.functions[id(init)].world == "program":
                 self.call_function(frame, node, self.functions[id(init)], args, bound=None)
+            elif init is not None:
+                self._note_held_modules(self.functions[id(init)], args)
             if cls.framework or cls.places_itself or cls.moves_inputs:
                 calls._escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
@@ -371,6 +376,20 @@ class ClassFlow:
                     return replace(instance, place=element.place, element=element)
             return replace(instance, place=Place.CPU)
         return instance
+
+    def _note_held_modules(self, init: FunctionInfo, args: Args) -> None:
+        """Which project class each module argument of a module's `__init__` is, joined over
+        the instantiations: what its forward calls (`self.encoder(src, src_len)`) keeps on the CPU."""
+        params = [p.name.value for p in init.parameters()][1:]
+        for index, (arg, value) in enumerate(args):
+            name = calls.parameter_name(arg, index, params, star_unnamed=True)
+            if name is None or value.kind is not Kind.MODULE or value.cls is None:
+                continue
+            key = (id(init.node), name)
+            if key in self.init_modules and self.init_modules[key] is not value.cls:
+                self.init_modules[key] = None
+            elif key not in self.init_modules:
+                self.init_modules[key] = value.cls
 
     def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
         cls = self.classes.get(id(base.cls)) if base.cls is not None else None

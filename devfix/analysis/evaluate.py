@@ -23,6 +23,7 @@ import libcst as cst
 from devfix.analysis import calls, operations
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.scopes import Scope
+from devfix.analysis.tree import displayed_by_its_cell
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Place, Slot, Value, condition, constant, join, join_slots, members
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +58,7 @@ class Frame:
         self.heap: Dict[int, Slot] = dict(heap or {})
         self.no_grad = 0
         self.choice_guard = 0  # inside a GPU check that is the user's choice (`if args.cuda:`)
+        self.gpu_guards: List[str] = []  # the reasons ("choice", "available") of the GPU checks around
         self.loops: List[cst.CSTNode] = []
         self.returns: Optional[Value] = None
         self.ended = False  # this path returned, raised, broke or continued: it does not fall through
@@ -136,6 +138,10 @@ class Frame:
 
     def bind(self, target: cst.BaseExpression, value: Value, binder: cst.CSTNode) -> None:
         """Assign `value` to an assignment/loop target, destructuring tuples and lists."""
+        if self.gpu_guards and value.kind is Kind.HOST and value.truth is True and value.flag == "constant":
+            # `if args.cuda: use_gpu = True` (or `self.cuda = True`): a flag that says what the
+            # check said, false where the check is (a CPU-only machine)
+            value = replace(value, flag=self.gpu_guards[-1], cpu=False)
         if isinstance(target, cst.Name):
             value = self.program.rebind_origins(value, target.value, binder, self.loops[-1] if self.loops else None)
             self.env[target.value] = value
@@ -153,12 +159,14 @@ class Frame:
             self.program.classes_assign(self, target, value)
         elif isinstance(target, cst.Subscript):
             container = self.expr(target.value)
-            for element in target.slice:
-                if isinstance(element.slice, cst.Index):
-                    self.expr(element.slice.value)
-            if container.kind is Kind.TENSOR and container.place is Place.CPU and value.kind is Kind.TENSOR and value.place is Place.DEVICE:
-                # `outputs[i] = model(x)` into `outputs = torch.empty(...)`: the results leave the
-                # device (a CPU value written into a device tensor is fine: `pe[:, 0::2] = ...`)
+            indices = [self.expr(element.slice.value) for element in target.slice if isinstance(element.slice, cst.Index)]
+            if (container.kind is Kind.TENSOR and container.place is Place.CPU and value.kind is Kind.TENSOR and value.place is Place.DEVICE
+                    and (self.world == "module" or any(index.kind is Kind.TENSOR for index in indices))):
+                # `outputs[t] = self.out(h)` into `outputs = torch.zeros(...)` in a module's
+                # forward: its results leave the device. `buf[mask] = out`: an indexed put needs
+                # its values on the tensor's device. Elsewhere a plain index copies across devices
+                # (a script collecting `attentions[i] = attention` to plot them), and a CPU value
+                # written into a device tensor is fine (`pe[:, 0::2] = ...`)
                 self.program.meet(target, "store", [(target.value, container), (target, value)])
             if isinstance(target.value, cst.Name) and container.kind is Kind.STRUCT:
                 updated = replace(container, element=join(container.element, value) if container.element is not None else value, items=None, keys=None)
@@ -217,7 +225,8 @@ class Frame:
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
             value = self.expr(small.value)
-            self._discarded_move(small, value)
+            if not (self.node is self.program.module and displayed_by_its_cell(self.program.module, line)):
+                self._discarded_move(small, value)
         elif isinstance(small, cst.Return):
             value = self.expr(small.value) if small.value is not None else HOST
             self.returns = join(self.returns, value) if self.returns is not None else value
@@ -281,10 +290,15 @@ class Frame:
     def _guarded_block(self, body: cst.BaseSuite, flag: Optional[str]) -> None:
         choice = flag == "choice"
         self.choice_guard += choice
+        guarded = flag in ("choice", "available")
+        if guarded:
+            self.gpu_guards.append(flag)  # type: ignore[arg-type]
         try:
             self.block(body)
         finally:
             self.choice_guard -= choice
+            if guarded:
+                self.gpu_guards.pop()
 
     def _orelse(self, orelse) -> None:
         if isinstance(orelse, cst.If):
@@ -380,9 +394,11 @@ class Frame:
 
     def test(self, node: cst.BaseExpression) -> Value:
         """A condition's value. A flag whose value the flow cannot follow but whose name says
-        "use the GPU" (`self.use_cuda`, `opt.gpu`) is the user's choice: on where a GPU is."""
+        "use the GPU" (`self.use_cuda`, `opt.gpu`) is the user's choice: on where a GPU is. So is
+        one set to False and, somewhere else, to True (`self.cuda = False` in `__init__`, `True` in
+        the method that honours `--cuda`): the flow knows both constants but not which holds."""
         value = self.expr(node)
-        if value.truth is None and value.kind is not Kind.HOST or value.kind is Kind.HOST and value.truth is None and value.flag is None:
+        if value.truth is None and value.kind is not Kind.HOST or value.kind is Kind.HOST and value.truth is None and value.flag in (None, "constant"):
             name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
             # a module method's parameter is taken for an activation of unknown place until
             # shown otherwise; one named `use_cuda` that a condition tests is a flag

@@ -127,6 +127,9 @@ class Program(NameFlow, ClassFlow):
         self.module_heap: Dict[int, Slot] = {}
         self.heap_writes: Dict[int, List[Slot]] = {}  # in-place moves of each module, anywhere
         self.children: Dict[int, List[int]] = {}
+        # the project classes of the modules given to a module's `__init__`, by (init, parameter):
+        # `Seq2Seq(Encoder(), device)` holds an Encoder (None: modules of several classes)
+        self.init_modules: Dict[Tuple[int, str], Optional[cst.ClassDef]] = {}
         self.default_device_changed = False
         self.constructing = False
         self.call_sites_seen: Dict[int, List[cst.Call]] = {}  # the call sites of the previous pass
@@ -153,6 +156,7 @@ class Program(NameFlow, ClassFlow):
         self.constructed: Dict[int, Value] = {}
         self.ctc_losses: Set[int] = set()  # CTC losses built here: their lengths stay on the CPU
         self.module_moves: List[Tuple[cst.Call, Value, Place]] = []
+        self.built_classes: Dict[int, ClassInfo] = {}  # the project classes whose modules the program builds
         self.tensor_moves: List[Tuple[cst.Call, Value, Place]] = []  # `x.to(d)` on tensors: the call, the receiver, where to
         self.datasets: Dict[int, Tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
         self.call_sites: Dict[int, List[cst.Call]] = {}  # FunctionDef id -> the calls of it
@@ -240,6 +244,8 @@ class Program(NameFlow, ClassFlow):
         origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
         value = Value(Kind.MODULE, place, origins, obj=obj, neutral=neutral, cls=cls.node if cls is not None else None)
         frame.heap[obj] = (place, origins)
+        if cls is not None:
+            self.built_classes[id(cls.node)] = cls
         if children:
             self.children[obj] = list(children)
         self.constructed[obj] = value
@@ -258,7 +264,10 @@ class Program(NameFlow, ClassFlow):
                 place = place.join(child)
             if place is Place.NONE:
                 place = Place.CPU
-            neutral = bool(children) and all(c.neutral for c in children)
+            # a child the flow cannot tell (a project factory's result) may hold parameters
+            opaque = any(v.kind not in (Kind.MODULE, Kind.STRUCT) for _, v in args) or any(
+                item is None or item.kind is not Kind.MODULE for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,)))
+            neutral = bool(children) and all(c.neutral for c in children) and not opaque
             objs = tuple(member for c in children if c.obj is not None for member in members(c.obj))
             value = self.construct(frame, node, neutral=neutral, place=place, children=objs)
             return value if place is Place.CPU else replace(value, origins=frozenset().union(*(c.origins for c in children)) if place is not Place.UNKNOWN else frozenset())
@@ -305,7 +314,11 @@ class Program(NameFlow, ClassFlow):
             origins = frozenset({origin}) if origin is not None else frozenset()
             frame.set_place(receiver.obj, place, origins)
             self.module_moves.append((node, receiver, place))
-            return replace(receiver, place=place, origins=origins if place is not Place.UNKNOWN else frozenset())
+            moved = replace(receiver, place=place, origins=origins if place is not Place.UNKNOWN else frozenset())
+            target = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if receiver.obj is None and isinstance(target, cst.Name) and target.value in frame.env:
+                frame.env[target.value] = moved  # `model.cpu()` on a parameter: moved in place all the same
+            return moved
         if name in ("parameters", "named_parameters", "buffers"):
             return Value(Kind.STRUCT, receiver.place, receiver.origins, bound=receiver,
                          element=Value(Kind.TENSOR, receiver.place, receiver.origins, grad=True))
@@ -323,11 +336,17 @@ class Program(NameFlow, ClassFlow):
             linked = cls.linked_method(name)
             if linked is not None:
                 return self.call_linked_method(frame, node, linked, receiver, args)
-        if receiver.place is Place.UNKNOWN:
+        if receiver.place is Place.UNKNOWN or self._project_method(name):
+            # `segan.generate(x)` where `segan` is one of two project models: what the method
+            # returns (a NumPy array, a tuple) is its own, not a forward pass's
             calls._escape_all(frame, args)
             return UNKNOWN
         # a method of a module of unknown class (`model.generate(ids)`, `model.encode(x)`)
         return calls.module_call(frame, node, receiver, args)
+
+    def _project_method(self, name: str) -> bool:
+        """A project class that the program builds defines a method `name`."""
+        return any(cls.method(name) is not None or cls.linked_method(name) is not None for cls in self.built_classes.values())
 
     # -- calls of the file's functions ---------------------------------------------------------------------
     def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
@@ -631,6 +650,9 @@ class Program(NameFlow, ClassFlow):
         name = param.name.value
         if info.world == "module":
             if info.name == "__init__":
+                held = self.init_modules.get((id(info.node), name))
+                if held is not None:  # a submodule to hold, of a known class: it lives with its holder
+                    return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", param, name=name)}), cls=held)
                 return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
@@ -727,7 +749,7 @@ class Program(NameFlow, ClassFlow):
             klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
-            parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
+            parts.append((id(klass.node), klass.moves_inputs, tuple(sorted((k, id(v)) for k, v in self.init_modules.items())), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)
 
 

@@ -390,7 +390,39 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
     found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n]
                              + (0 if "." in key else sum(uses[n] for other, uses in own.items() if other != path)))
              for path, names in defined.items()}
+    for path, methods in _unused_class_methods(files, defined).items():
+        found[path] = found.get(path, frozenset()) | methods
     return {path: names for path, names in found.items() if names}
+
+
+# Names built at run time anywhere in the run (`models.__dict__[args.arch]`, `getattr(m, name)`):
+# any class may be the one they pick.
+_ANY_DYNAMIC_LOOKUP = re.compile(rb"__dict__\[|\bgetattr\(|\bimportlib\b|\bimport_module\(|\bregistry\b|\bregister\b", re.IGNORECASE)
+
+
+def _unused_class_methods(files: List[Tuple[str, bytes]], scripts: Dict[str, List[Tuple[str, bytes]]]) -> Dict[str, FrozenSet[str]]:
+    """Every method of a script's top-level closed class (its bases `object`, `nn.Module` or the
+    project's own) whose name no file of the run writes outside its `class` line and comments
+    (an old experiment's `FeatureExtractionTest`): nothing builds it, so none of its code runs,
+    `__init__` included. Not when any file of the run looks names up at run time, where a
+    configuration's string may pick it."""
+    if any(_ANY_DYNAMIC_LOOKUP.search(COMMENT.sub(b"", data)) or _DYNAMIC_LOOKUP.search(data) for _, data in files):
+        return {}
+    closed = _closed_classes(files)  # another framework may find a subclass of its own by itself
+    classes = {path: [(name, bases) for name, bases in _TOP_CLASS.findall(data) if name in closed and not name.startswith(b"Test")]
+               for path, data in files if path in scripts}
+    wanted = {name for found in classes.values() for name, _ in found}
+    if not wanted:
+        return {}
+    written: Counter = Counter()
+    for _, data in files:
+        written.update(word for word in WORD.findall(COMMENT.sub(b"", data)) if word in wanted)
+    unused: Dict[str, FrozenSet[str]] = {}
+    for path, data in files:
+        dead = {name for name, _ in classes.get(path, ()) if written[name] == 1}
+        if dead:
+            unused[path] = frozenset(key for key, _ in _closed_methods(data, {name: False for name in dead}, every=True))
+    return unused
 
 
 def _own_uses(data: bytes, names: Set[bytes]) -> Counter:
@@ -485,13 +517,13 @@ def _closed_classes(files: List[Tuple[str, bytes]]) -> Dict[bytes, bool]:
     return {name: known for name in bases if (known := project_class(name, frozenset())) is not None}
 
 
-def _closed_methods(data: bytes, closed: Dict[bytes, bool]) -> List[Tuple[str, bytes]]:
+def _closed_methods(data: bytes, closed: Dict[bytes, bool], *, every: bool = False) -> List[Tuple[str, bytes]]:
     """The methods of the file's top-level closed classes (`class GAN(object):`, a model whose
     bases are the project's own modules), as ("GAN.load", b"load"): one whose name is written
     nowhere else never runs. A module's methods named like `nn.Module`'s (`forward`, `train`)
     are torch's to call; a file that calls `getattr` may reach any method by a computed name."""
     found: List[Tuple[str, bytes]] = []
-    if b"getattr(" in data:
+    if b"getattr(" in data and not every:
         return found
     owner: Optional[bytes] = None
     indent: Optional[bytes] = None

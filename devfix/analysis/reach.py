@@ -32,13 +32,16 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
     counts as one that does not: a CUDA call there crashes nothing."""
     memo = _memo if _memo is not None else {}
     child: cst.CSTNode = node
+    in_loop = False  # a `try` around a whole loop logs what ends a run; it is no CUDA fallback
     for ancestor in tree.ancestors(node):
+        in_loop = in_loop or isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body
         if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test:
             truth = cpu_truth(program, ancestor.test)
             in_body = child is ancestor.body
             if truth is False and in_body or truth is True and not in_body and not isinstance(ancestor, cst.While):
                 return False
-        elif caught and isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body and _catches_gpu_failures(ancestor):
+        elif (caught and not in_loop and isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body
+              and _catches_gpu_failures(ancestor)):
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first

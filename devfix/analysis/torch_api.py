@@ -129,7 +129,11 @@ NN_MODULE_METHODS = frozenset({
     "to", "to_empty", "train", "type", "xpu", "zero_grad",
 })
 WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.compile", "torch.jit.script",
-                      "torch.jit.trace"})
+                      "torch.jit.trace",
+                      # reparametrisations that return the module they were given
+                      "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+                      "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
+                      "torch.nn.utils.parametrizations.orthogonal"})
 # Wrappers that place their module per process: the module's device is the framework's choice.
 PLACING_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
                               "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard"})

@@ -32,6 +32,26 @@ def is_pass(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
 
 
+CELL_MARK = "# [devfix cell "  # the comment that opens each cell in a notebook's program (notebooks.py)
+
+
+def displayed_by_its_cell(module: cst.Module, line: cst.CSTNode) -> bool:
+    """In a notebook's program, the cell's last line when it is a top-level expression:
+    IPython shows its value (`m.to(device)` ending a tutorial's cell is looked at, not lost)."""
+    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[-1], cst.Expr):
+        return False
+    if not module.body or not _opens_a_cell([*module.header, *module.body[0].leading_lines]):
+        return False  # not a notebook
+    for index, statement in enumerate(module.body):
+        if statement is line:
+            return index + 1 == len(module.body) or _opens_a_cell(module.body[index + 1].leading_lines)
+    return False
+
+
+def _opens_a_cell(lines) -> bool:
+    return any(empty.comment is not None and empty.comment.value.startswith(CELL_MARK) for empty in lines)
+
+
 def is_import(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
