@@ -161,6 +161,11 @@ CUDA_FLAG_NAME = re.compile(
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
+# The collectives of `torch.distributed`: a function that calls one runs in a process group,
+# whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).
+COLLECTIVES = frozenset({"all_gather", "all_reduce", "all_to_all", "broadcast", "gather", "reduce", "reduce_scatter",
+                         "scatter", "all_gather_into_tensor", "reduce_scatter_tensor"})
+
 # torch.cuda calls that need a GPU (they raise on a CPU-only machine). Side effects, alone on
 # their line, DEV002 guards with an availability check; what the others give (an index, a name,
 # an event, a stream) only has a meaning on a GPU: code that asks for it unconditionally is GPU
