@@ -183,3 +183,18 @@ def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
     sources["main.py"] += b"net = models.__dict__[arch]()\n"
     # a name built at run time may build it: only what the methods' own names show stays dead
     assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})}
+
+
+def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
+    """A CUDA kernel's module (`from cupy.cuda import function`) runs nowhere without a GPU:
+    the `.cuda()` of its self-test is its design, not a bug. An import inside a function, or
+    of another package, says nothing."""
+    from devfix.analysis.project import imports_gpu_package
+    from devfix.config import Config
+    from devfix.engine import process_source
+
+    kernel = (b"import torch\nfrom cupy.cuda import function\nfrom pynvrtc.compiler import Program\n\n"
+              b"if __name__ == '__main__':\n    x = torch.rand(4).cuda()\n    print(x * 2)\n")
+    assert imports_gpu_package(kernel) and imports_gpu_package(b"import cupy as cp\n")
+    assert not imports_gpu_package(b"def f():\n    import cupy\n") and not imports_gpu_package(b"import cupyx_like\n")
+    assert process_source(kernel, Config(), fix=False).diagnostics == []

@@ -21,7 +21,7 @@ from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import ClassSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, members
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, join, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -121,6 +121,25 @@ def _through(cls: ClassInfo, value: Value) -> Value:
     if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
         return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
     return value
+
+
+def _registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
+    """`self.classifiers = [self.classifier1, self.classifier2]`: a plain list of layers that
+    are also the module's attributes, registered there, so on the module's device."""
+    registered = {v.obj for v in cls.attrs.values() if v.kind is Kind.MODULE and v.obj is not None}
+    if not registered or not struct.items:
+        return struct
+
+    def placed(item: Value) -> Value:
+        if item.kind is Kind.MODULE and item.obj in registered:
+            return replace(item, place=Place.DEVICE, origins=frozenset({origin}), obj=None)
+        return item
+    items = tuple(placed(item) for item in struct.items)
+    element = struct.element
+    if element is not None and element.kind is Kind.MODULE:
+        for item in items:
+            element = item if element is struct.element else join(element, item)
+    return replace(struct, items=items, element=element)
 
 
 def _hands_tensors(args) -> bool:
@@ -290,7 +309,7 @@ class ClassFlow:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=True)
             return self._plain_tensor(cls, name, known)
         if known.kind is Kind.STRUCT:
-            return known
+            return _registered_items(cls, known, module)
         return known if known.kind is Kind.HOST else UNKNOWN
 
     def _plain_tensor(self, cls: ClassInfo, name: str, known: Value) -> Value:

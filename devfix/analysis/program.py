@@ -739,6 +739,8 @@ class Program(NameFlow, ClassFlow):
                           _signature(info.returns), tuple(sorted(info.module_inputs)), tuple(sorted(info.host_params)),
                           tuple(sorted((k, int(v[0])) for k, v in info.param_moves.items()))))
         for klass in self.classes.values():
+            if klass.linked is not None:
+                continue  # a class of another file: its summary's attributes stand
             attrs: Dict[str, Value] = {}
             for name, writes in klass.writes.items():
                 value: Optional[Value] = None
@@ -749,7 +751,8 @@ class Program(NameFlow, ClassFlow):
             klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
-            parts.append((id(klass.node), klass.moves_inputs, tuple(sorted((k, id(v)) for k, v in self.init_modules.items())), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
+            parts.append((id(klass.node), klass.moves_inputs, tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
+        parts.append(tuple(sorted((k, id(v)) for k, v in self.init_modules.items())))
         return tuple(parts)
 
 

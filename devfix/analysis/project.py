@@ -35,7 +35,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from devfix.analysis.callers import COMMENT, WORD, Passed, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
-from devfix.analysis.torch_api import NN_MODULE_METHODS
+from devfix.analysis.torch_api import GPU_ONLY_PACKAGES, NN_MODULE_METHODS
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
@@ -115,7 +115,7 @@ class ProjectFacts:
             self.missing[path] = (self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
                                   if several else frozenset())
         return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
-                           imports_any(data, self.cuda_extensions), self.passed.get(path, {}),
+                           imports_any(data, self.cuda_extensions) or imports_gpu_package(data), self.passed.get(path, {}),
                            self.elsewhere.get(path, frozenset()))
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
@@ -558,6 +558,16 @@ def _packages(path: str) -> bool:
     except OSError:
         return False
     return re.search(rb"^\[(?:project|build-system|tool\.poetry)\]", text, re.MULTILINE) is not None
+
+
+def imports_gpu_package(data: bytes) -> bool:
+    """The file imports, at its top level, a package that only works with a GPU (`from
+    cupy.cuda import function`, `pynvrtc`): its own code is GPU code by design."""
+    for match in _TOP_IMPORT.finditer(data):
+        for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
+            if name.strip().split(" ")[0].split(".")[0] in GPU_ONLY_PACKAGES:
+                return True
+    return False
 
 
 def imports_any(data: bytes, modules: FrozenSet[str]) -> bool:

@@ -161,6 +161,9 @@ CUDA_FLAG_NAME = re.compile(
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
+# Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
+GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc"})
+
 # The collectives of `torch.distributed`: a function that calls one runs in a process group,
 # whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).
 COLLECTIVES = frozenset({"all_gather", "all_reduce", "all_to_all", "broadcast", "gather", "reduce", "reduce_scatter",
