@@ -414,6 +414,9 @@ def method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Arg
     if receiver.kind is Kind.HOST:
         return HOST
     if receiver.kind is Kind.OPTIMIZER:
+        if name == "load_state_dict" and receiver.bound is not None and receiver.bound.kind is Kind.MODULE:
+            # loaded state is cast to where the parameters are now (DEV003)
+            frame.program.optimizer_loads.append((node, frame.place_of(receiver.bound)))
         return HOST
     _escape_all(frame, args)
     return UNKNOWN

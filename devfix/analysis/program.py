@@ -144,6 +144,7 @@ class Program(NameFlow, ClassFlow):
         self.loaders_escaped: Set[int] = set()  # loaders handed to code devfix cannot see
         self.loop_iterables: Dict[int, Value] = {}
         self.optimizers: List[OptimizerInfo] = []
+        self.optimizer_loads: List[Tuple[cst.Call, Value]] = []  # `opt.load_state_dict(...)`: its module, placed then
         self.loads: List[Tuple[cst.Call, Args]] = []
         self.saves: List[Tuple[cst.Call, Value]] = []
         self._device_params: Dict[int, FrozenSet[str]] = {}
@@ -488,7 +489,7 @@ class Program(NameFlow, ClassFlow):
         for _, value in args[:1]:
             module = calls.optimizer_params(value)
         self.optimizers.append(OptimizerInfo(node, qual, frame.place_of(module) if module is not None else None))
-        return Value(Kind.OPTIMIZER, Place.UNKNOWN)
+        return Value(Kind.OPTIMIZER, Place.UNKNOWN, bound=module)  # `bound`: the module whose parameters it holds
 
     def load(self, frame: Frame, node: cst.Call, args: Args) -> Value:
         self.loads.append((node, args))
