@@ -174,6 +174,10 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
             # a factory's own result, made in the loop of a script and handed to the `forward`
             # of a model of another file
             return "DEV008", f"the CPU tensor was created in the loop at {where} without device="
+        if made_by_factory(cpu_t) and not shares_loop(ofile, oline, oline):
+            # a factory's own result, made by the program outside any loop (an input prepared
+            # for a prediction, a one-off step): devfix creates it on the device
+            return "DEV008", f"the CPU tensor was created at {where} without device="
         if same_file and meet_frame.f_code.co_name == ofunc and made_by_factory(cpu_t) \
                 and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno):
             # an accumulator made before the loop (`preds = torch.tensor([])`), then joined
