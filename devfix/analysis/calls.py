@@ -10,11 +10,12 @@ into returns UNKNOWN, and any module handed to it may have been moved there (`es
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from devfix.analysis import torch_api as api
+from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, condition, derived, join, members
 
@@ -627,3 +628,17 @@ def optimizer_params(value: Value) -> Optional[Value]:
     if value.kind is Kind.STRUCT and value.bound is not None:
         return value.bound
     return None
+
+
+def linked_arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
+    """A call's arguments by parameter name, exported for the callee's file (None when a
+    `*args`/`**kwargs` makes them unmatchable)."""
+    found: Dict[str, Value] = {}
+    for index, (arg, value) in enumerate(args):
+        if arg.star:
+            return None
+        name = parameter_name(arg, index, params)
+        if name is None:
+            return None
+        found[name] = exported(value)
+    return found

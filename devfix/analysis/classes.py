@@ -19,7 +19,7 @@ import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.linking import ClassSummary, MethodSummary
+from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, members
 
@@ -123,6 +123,16 @@ def _through(cls: ClassInfo, value: Value) -> Value:
     return value
 
 
+def _init_of(summary: ClassSummary) -> Optional[FunctionSummary]:
+    """The class's own `__init__`, as a function its file analyses with its callers' facts."""
+    method = summary.method("__init__")
+    body = summary.node.body.body if isinstance(summary.node.body, cst.IndentedBlock) else ()
+    node = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if method is None or node is None:
+        return None
+    return FunctionSummary(node, method.params, path=summary.path, owner=summary.node.name.value)
+
+
 def _hands_tensors(args) -> bool:
     """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
     module's own (a loss's `weight=`), so the module is not taken for one without tensors."""
@@ -142,6 +152,9 @@ class ClassFlow:
     def instantiate_linked(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
         summary = cls.linked
         assert summary is not None
+        if summary.kind == "other" and not (summary.framework or summary.opaque):
+            # a plain class of another file (a `Trainer`): its file sees what is passed here
+            self.note_linked_call(_init_of(summary), args)
         if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])

@@ -29,7 +29,7 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import Frame
-from devfix.analysis.linking import Export, FunctionSummary, Linker, exported
+from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
@@ -343,8 +343,7 @@ class Program(NameFlow, ClassFlow):
             summary = self.linked_functions[id(ref)]
             self.note_gpu_argument(node, args, summary.params, summary.device_params, summary.cuda_defaults,
                                    summary.needs_gpu)
-            arguments = _arguments(summary.params, args)
-            self.linked_calls.append((summary, arguments))
+            arguments = self.note_linked_call(summary, args)
             for index, (arg, value) in enumerate(args):
                 name = calls.parameter_name(arg, index, summary.params)
                 if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
@@ -352,6 +351,14 @@ class Program(NameFlow, ClassFlow):
             returns = summary.returns
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
+
+    def note_linked_call(self, summary: Optional[FunctionSummary], args: Args) -> Optional[Dict[str, Value]]:
+        """A call of another file's function (or class): what it passes, for that file."""
+        if summary is None:
+            return None
+        arguments = calls.linked_arguments(summary.params, args)
+        self.linked_calls.append((summary, arguments))
+        return arguments
 
     def device_params(self, info: FunctionInfo) -> FrozenSet[str]:
         """Parameters the function moves tensors or modules to (`z.to(current_device)`,
@@ -684,6 +691,8 @@ class Program(NameFlow, ClassFlow):
             return info.args
         if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
             return self.incoming[info.name]
+        if info.klass is not None and info.name == "__init__" and self.data.parent.get(id(info.klass.node)) is self.module:
+            return self.incoming.get(f"{info.klass.node.name.value}.__init__", {})  # built in other files
         return {}
 
     def _called_elsewhere(self, info: FunctionInfo) -> bool:
@@ -731,20 +740,6 @@ class Program(NameFlow, ClassFlow):
             parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)
 
-
-
-def _arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
-    """A call's arguments by parameter name, exported for the callee's file (None when a
-    `*args`/`**kwargs` makes them unmatchable)."""
-    found: Dict[str, Value] = {}
-    for index, (arg, value) in enumerate(args):
-        if arg.star:
-            return None
-        name = calls.parameter_name(arg, index, params)
-        if name is None:
-            return None
-        found[name] = exported(value)
-    return found
 
 
 def _signature(value: Optional[Value]) -> tuple:
