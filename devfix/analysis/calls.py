@@ -559,6 +559,7 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
         origins = frozenset({Origin("move", node, note="dataparallel")}) if place is Place.DEVICE else frozenset()
         return Value(Kind.TENSOR, place, origins, grad=not frame.no_grad)
     requires = program.host_parameters(module, args)
+    program.note_linked_forward(module, args)
     operands = [(n, v) for n, v in tensors if id(n) not in requires]
     if operands or not module.neutral:
         program.meet(node, "call", operands, module=module)

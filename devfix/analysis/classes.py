@@ -123,11 +123,12 @@ def _through(cls: ClassInfo, value: Value) -> Value:
     return value
 
 
-def _init_of(summary: ClassSummary) -> Optional[FunctionSummary]:
-    """The class's own `__init__`, as a function its file analyses with its callers' facts."""
-    method = summary.method("__init__")
+def _method_of(summary: ClassSummary, name: str) -> Optional[FunctionSummary]:
+    """The class's own method `name` (`__init__`, `forward`), as a function its file analyses
+    with its callers' facts."""
+    method = summary.method(name)
     body = summary.node.body.body if isinstance(summary.node.body, cst.IndentedBlock) else ()
-    node = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    node = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
     if method is None or node is None:
         return None
     return FunctionSummary(node, method.params, path=summary.path, owner=summary.node.name.value)
@@ -154,7 +155,7 @@ class ClassFlow:
         assert summary is not None
         if summary.kind == "other" and not (summary.framework or summary.opaque):
             # a plain class of another file (a `Trainer`): its file sees what is passed here
-            self.note_linked_call(_init_of(summary), args)
+            self.note_linked_call(_method_of(summary, "__init__"), args)
         if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
@@ -308,10 +309,41 @@ class ClassFlow:
         was made. Evidence for DEV012 only when it is written once, in `__init__`."""
         writes = cls.writes_seen.get(name, [])
         init = cls.methods.get("__init__")
-        if known.place is not Place.CPU or len(writes) != 1 or init is None or not self._inside(writes[0], init):
+        if known.place is not Place.CPU or not writes or init is None or not all(self._inside(w, init) for w in writes) \
+                or len(writes) > 1 and not self._exclusive(writes):
             return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
-        origin = Origin("attribute", writes[0], name=name)
-        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), scalar=known.scalar)
+        origins = frozenset(Origin("attribute", write, name=name) for write in writes)
+        return Value(Kind.TENSOR, Place.CPU, origins, scalar=known.scalar)
+
+    def _tensor_or_none(self, klass, writes: list) -> list:
+        """An attribute that `__init__` sets to a tensor or to `None` (`if/elif/else` branches,
+        `torch.tensor(a) if a else None`): a tensor where it is set (None meets nothing)."""
+        init = klass.methods.get("__init__")
+        kept = []
+        for target, value in writes:
+            if init is None or not self._inside(target, init):
+                return writes
+            assign = self.data.parent.get(id(target))
+            assign = self.data.parent.get(id(assign)) if isinstance(assign, cst.AssignTarget) else None
+            expr = assign.value if isinstance(assign, cst.Assign) else None
+            if _is_none(expr):
+                continue
+            if isinstance(expr, cst.IfExp) and (_is_none(expr.body) or _is_none(expr.orelse)):
+                value = self.values.get(id(expr.orelse if _is_none(expr.body) else expr.body), value)
+            kept.append((target, value))
+        return kept if kept and all(v.kind is Kind.TENSOR for _, v in kept) else writes
+
+    def _exclusive(self, writes: list) -> bool:
+        """Each write in its own branch of one `if/elif/else` chain: one of them runs."""
+        branches = []
+        for write in writes:
+            line = self.data.parent.get(id(self.data.parent.get(id(self.data.parent.get(id(write))))))
+            block = self.data.parent.get(id(line))
+            branch = self.data.parent.get(id(block))
+            if not isinstance(branch, (cst.If, cst.Else)) or branch in branches:
+                return False
+            branches.append(branch)
+        return True
 
     def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         order = self.data.order.get(id(node), -1)
@@ -347,6 +379,14 @@ class ClassFlow:
             if name in info.moves_params or name in info.host_params:
                 found.add(id(arg.value))
         return found
+
+    def note_linked_forward(self, module: Value, args: Args) -> None:
+        """`criterion(logits, y)` with a module class of another file: that file's `forward` sees
+        the tensors passed here (a plain tensor attribute it meets them with: DEV012 there)."""
+        cls = self.classes.get(id(module.cls)) if module.cls is not None else None
+        if cls is None or cls.linked is None or cls.linked.kind != "module" or module.place is not Place.DEVICE:
+            return
+        self.note_linked_call(_method_of(cls.linked, "forward"), args)
 
     def _host_parameters(self, info: FunctionInfo) -> Set[str]:
         """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
@@ -474,3 +514,7 @@ class ClassFlow:
                 moved.add(func.value.value)
         info.moves_params = moved
         return bool(moved)
+
+
+def _is_none(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

@@ -642,6 +642,9 @@ class Program(NameFlow, ClassFlow):
                 return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
+            passed = self.arguments_of(info).get(name)  # from callers in other files, to a moved module
+            if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("param", param, name=name, note="callers in other files")}))
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
         known = self.arguments_of(info)
         if name in known:
@@ -691,8 +694,8 @@ class Program(NameFlow, ClassFlow):
             return info.args
         if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
             return self.incoming[info.name]
-        if info.klass is not None and info.name == "__init__" and self.data.parent.get(id(info.klass.node)) is self.module:
-            return self.incoming.get(f"{info.klass.node.name.value}.__init__", {})  # built in other files
+        if info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
+            return self.incoming.get(f"{info.klass.node.name.value}.{info.name}", {})  # built or called in other files
         return {}
 
     def _called_elsewhere(self, info: FunctionInfo) -> bool:
@@ -728,18 +731,20 @@ class Program(NameFlow, ClassFlow):
                           tuple(sorted((k, int(v[0])) for k, v in info.param_moves.items()))))
         for klass in self.classes.values():
             attrs: Dict[str, Value] = {}
+            writes_seen = {}
             for name, writes in klass.writes.items():
+                writes = self._tensor_or_none(klass, writes)
                 value: Optional[Value] = None
                 for _, written in writes:
                     value = join(value, written) if value is not None else written
                 attrs[name] = value or UNKNOWN
+                writes_seen[name] = [target for target, _ in writes]
             klass.attrs = attrs
-            klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
+            klass.writes_seen = writes_seen
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
             parts.append((id(klass.node), tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         return tuple(parts)
-
 
 
 def _signature(value: Optional[Value]) -> tuple:
