@@ -153,6 +153,10 @@ for x, y in loader:
         if device is None:
             return self.finding(call, message, hint="move the model to the device where it is built, before the optimizer")
         new = move_to(build, ctx.expression(device.code))
+        if across:
+            # the other method's move stays: it runs again after anything that took the model
+            # back to the CPU (a `save` that calls `self.model.cpu()`), and is a no-op otherwise
+            return self.finding(call, f"{message}; also moved where it is built", [Replace(build, new)], device=device)
         return self.finding(call, f"{message}; moved where it is built", [Replace(build, new), Remove(statement)], device=device)
 
     @staticmethod
@@ -222,8 +226,8 @@ def _set_before(tree, device: str, build: cst.BaseStatement) -> bool:
     parts = device.split(".")
     init = tree.parent(tree.parent(build))
     params = init.params.params if isinstance(init, cst.FunctionDef) else ()
-    if len(parts) != 2 or not params or parts[0] != params[0].name.value:
-        return True
+    if len(parts) < 2 or not params or parts[0] != params[0].name.value:
+        return True  # `device`, a parameter or a global: visible in `__init__` (devices.at said so)
     for statement in tree.block_of(build):
         if statement is build:
             return False
