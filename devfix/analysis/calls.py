@@ -10,11 +10,12 @@ into returns UNKNOWN, and any module handed to it may have been moved there (`es
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from devfix.analysis import torch_api as api
+from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, condition, derived, join, members
 
@@ -414,6 +415,9 @@ def method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Arg
     if receiver.kind is Kind.HOST:
         return HOST
     if receiver.kind is Kind.OPTIMIZER:
+        if name == "load_state_dict" and receiver.bound is not None and receiver.bound.kind is Kind.MODULE:
+            # loaded state is cast to where the parameters are now (DEV003)
+            frame.program.optimizer_loads.append((node, frame.place_of(receiver.bound)))
         return HOST
     _escape_all(frame, args)
     return UNKNOWN
@@ -555,6 +559,7 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
         origins = frozenset({Origin("move", node, note="dataparallel")}) if place is Place.DEVICE else frozenset()
         return Value(Kind.TENSOR, place, origins, grad=not frame.no_grad)
     requires = program.host_parameters(module, args)
+    program.note_linked_forward(module, args)
     operands = [(n, v) for n, v in tensors if id(n) not in requires]
     if operands or not module.neutral:
         program.meet(node, "call", operands, module=module)
@@ -624,3 +629,17 @@ def optimizer_params(value: Value) -> Optional[Value]:
     if value.kind is Kind.STRUCT and value.bound is not None:
         return value.bound
     return None
+
+
+def linked_arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
+    """A call's arguments by parameter name, exported for the callee's file (None when a
+    `*args`/`**kwargs` makes them unmatchable)."""
+    found: Dict[str, Value] = {}
+    for index, (arg, value) in enumerate(args):
+        if arg.star:
+            return None
+        name = parameter_name(arg, index, params)
+        if name is None:
+            return None
+        found[name] = exported(value)
+    return found

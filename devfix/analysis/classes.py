@@ -19,7 +19,7 @@ import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.linking import ClassSummary, MethodSummary
+from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, join, members
 
@@ -142,6 +142,17 @@ def _registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
     return replace(struct, items=items, element=element)
 
 
+def _method_of(summary: ClassSummary, name: str) -> Optional[FunctionSummary]:
+    """The class's own method `name` (`__init__`, `forward`), as a function its file analyses
+    with its callers' facts."""
+    method = summary.method(name)
+    body = summary.node.body.body if isinstance(summary.node.body, cst.IndentedBlock) else ()
+    node = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+    if method is None or node is None:
+        return None
+    return FunctionSummary(node, method.params, path=summary.path, owner=summary.node.name.value)
+
+
 def _hands_tensors(args) -> bool:
     """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
     module's own (a loss's `weight=`), so the module is not taken for one without tensors."""
@@ -161,6 +172,9 @@ class ClassFlow:
     def instantiate_linked(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
         summary = cls.linked
         assert summary is not None
+        if summary.kind == "other" and not (summary.framework or summary.opaque):
+            # a plain class of another file (a `Trainer`): its file sees what is passed here
+            self.note_linked_call(_method_of(summary, "__init__"), args)
         if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
@@ -317,10 +331,41 @@ class ClassFlow:
         was made. Evidence for DEV012 only when it is written once, in `__init__`."""
         writes = cls.writes_seen.get(name, [])
         init = cls.methods.get("__init__")
-        if known.place is not Place.CPU or len(writes) != 1 or init is None or not self._inside(writes[0], init):
+        if known.place is not Place.CPU or not writes or init is None or not all(self._inside(w, init) for w in writes) \
+                or len(writes) > 1 and not self._exclusive(writes):
             return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
-        origin = Origin("attribute", writes[0], name=name)
-        return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), scalar=known.scalar)
+        origins = frozenset(Origin("attribute", write, name=name) for write in writes)
+        return Value(Kind.TENSOR, Place.CPU, origins, scalar=known.scalar)
+
+    def _tensor_or_none(self, klass, writes: list) -> list:
+        """An attribute that `__init__` sets to a tensor or to `None` (`if/elif/else` branches,
+        `torch.tensor(a) if a else None`): a tensor where it is set (None meets nothing)."""
+        init = klass.methods.get("__init__")
+        kept = []
+        for target, value in writes:
+            if init is None or not self._inside(target, init):
+                return writes
+            assign = self.data.parent.get(id(target))
+            assign = self.data.parent.get(id(assign)) if isinstance(assign, cst.AssignTarget) else None
+            expr = assign.value if isinstance(assign, cst.Assign) else None
+            if _is_none(expr):
+                continue
+            if isinstance(expr, cst.IfExp) and (_is_none(expr.body) or _is_none(expr.orelse)):
+                value = self.values.get(id(expr.orelse if _is_none(expr.body) else expr.body), value)
+            kept.append((target, value))
+        return kept if kept and all(v.kind is Kind.TENSOR for _, v in kept) else writes
+
+    def _exclusive(self, writes: list) -> bool:
+        """Each write in its own branch of one `if/elif/else` chain: one of them runs."""
+        branches = []
+        for write in writes:
+            line = self.data.parent.get(id(self.data.parent.get(id(self.data.parent.get(id(write))))))
+            block = self.data.parent.get(id(line))
+            branch = self.data.parent.get(id(block))
+            if not isinstance(branch, (cst.If, cst.Else)) or branch in branches:
+                return False
+            branches.append(branch)
+        return True
 
     def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         order = self.data.order.get(id(node), -1)
@@ -356,6 +401,14 @@ class ClassFlow:
             if name in info.moves_params or name in info.host_params:
                 found.add(id(arg.value))
         return found
+
+    def note_linked_forward(self, module: Value, args: Args) -> None:
+        """`criterion(logits, y)` with a module class of another file: that file's `forward` sees
+        the tensors passed here (a plain tensor attribute it meets them with: DEV012 there)."""
+        cls = self.classes.get(id(module.cls)) if module.cls is not None else None
+        if cls is None or cls.linked is None or cls.linked.kind != "module" or module.place is not Place.DEVICE:
+            return
+        self.note_linked_call(_method_of(cls.linked, "forward"), args)
 
     def _host_parameters(self, info: FunctionInfo) -> Set[str]:
         """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
@@ -499,3 +552,7 @@ class ClassFlow:
                 moved.add(func.value.value)
         info.moves_params = moved
         return bool(moved)
+
+
+def _is_none(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

@@ -228,6 +228,11 @@ class Devices:
         for name in ("device", "_device"):
             if is_device(info.klass.attribute(name)):
                 return f"{info.self_name}.{name}"
+        for name in sorted(info.klass.attrs):
+            # the run's options kept on the instance (`self.args = args`): `self.args.device`
+            value = info.klass.attrs[name]
+            if value.kind is Kind.OTHER and is_device(value.attr("device")):
+                return f"{info.self_name}.{name}.device"
         return None
 
     def _option_device(self, node: cst.CSTNode) -> Optional[str]:

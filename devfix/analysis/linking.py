@@ -69,10 +69,16 @@ class FunctionSummary:
     device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to
     cuda_defaults: FrozenSet[str] = frozenset()  # parameters whose default makes it call `.cuda()`
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
+    owner: str = ""  # a class's `__init__`: the class it builds
 
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    @property
+    def key(self) -> str:
+        """Its name for the callers' facts: `train`, or `Trainer.__init__`."""
+        return f"{self.owner}.{self.name}" if self.owner else self.name
 
 
 # What callers in other files pass to a file's functions: function name -> parameter -> the
@@ -83,6 +89,10 @@ Incoming = Dict[str, Optional[Dict[str, Value]]]
 def informative(value: Value) -> bool:
     """An argument worth evaluating a function of another file with: something devfix knows
     the place of (a module, tensor, loader or device)."""
+    if value.kind is Kind.OTHER and value.attrs:
+        return any(informative(v) for _, v in value.attrs)  # the run's options (`args.device`)
+    if value.kind is Kind.MODULE and not value.neutral:
+        return True  # a model, wherever it is: `model.to(device)` there puts it on the device
     return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (Place.CPU, Place.DEVICE)
 
 
@@ -164,18 +174,19 @@ def join_incoming(calls: Iterable[Tuple[FunctionSummary, Optional[Dict[str, Valu
     counts: Dict[Tuple[str, str], int] = {}
     for summary, arguments in calls:
         functions = joined.setdefault(summary.path, {})
-        key = (summary.path, summary.name)
+        name_key = summary.key
+        key = (summary.path, name_key)
         counts[key] = counts.get(key, 0) + 1
-        if summary.name in functions and functions[summary.name] is None:
+        if name_key in functions and functions[name_key] is None:
             continue
         if arguments is None:
-            functions[summary.name] = None
+            functions[name_key] = None
             continue
-        previous = functions.get(summary.name)
+        previous = functions.get(name_key)
         if previous is None:
-            functions[summary.name] = dict(arguments)
+            functions[name_key] = dict(arguments)
             continue
-        functions[summary.name] = {name: join(previous[name], value) for name, value in arguments.items() if name in previous}
+        functions[name_key] = {name: join(previous[name], value) for name, value in arguments.items() if name in previous}
     found: Dict[str, Dict[str, Dict[str, Value]]] = {}
     for path, functions in joined.items():
         for name, arguments in functions.items():

@@ -29,7 +29,7 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.classes import ClassFlow, ClassInfo
 from devfix.analysis.evaluate import Frame
-from devfix.analysis.linking import Export, FunctionSummary, Linker, exported
+from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
@@ -147,6 +147,7 @@ class Program(NameFlow, ClassFlow):
         self.loaders_escaped: Set[int] = set()  # loaders handed to code devfix cannot see
         self.loop_iterables: Dict[int, Value] = {}
         self.optimizers: List[OptimizerInfo] = []
+        self.optimizer_loads: List[Tuple[cst.Call, Value]] = []  # `opt.load_state_dict(...)`: its module, placed then
         self.loads: List[Tuple[cst.Call, Args]] = []
         self.saves: List[Tuple[cst.Call, Value]] = []
         self._device_params: Dict[int, FrozenSet[str]] = {}
@@ -361,8 +362,7 @@ class Program(NameFlow, ClassFlow):
             summary = self.linked_functions[id(ref)]
             self.note_gpu_argument(node, args, summary.params, summary.device_params, summary.cuda_defaults,
                                    summary.needs_gpu)
-            arguments = _arguments(summary.params, args)
-            self.linked_calls.append((summary, arguments))
+            arguments = self.note_linked_call(summary, args)
             for index, (arg, value) in enumerate(args):
                 name = calls.parameter_name(arg, index, summary.params)
                 if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
@@ -370,6 +370,14 @@ class Program(NameFlow, ClassFlow):
             returns = summary.returns
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
+
+    def note_linked_call(self, summary: Optional[FunctionSummary], args: Args) -> Optional[Dict[str, Value]]:
+        """A call of another file's function (or class): what it passes, for that file."""
+        if summary is None:
+            return None
+        arguments = calls.linked_arguments(summary.params, args)
+        self.linked_calls.append((summary, arguments))
+        return arguments
 
     def device_params(self, info: FunctionInfo) -> FrozenSet[str]:
         """Parameters the function moves tensors or modules to (`z.to(current_device)`,
@@ -507,7 +515,7 @@ class Program(NameFlow, ClassFlow):
         for _, value in args[:1]:
             module = calls.optimizer_params(value)
         self.optimizers.append(OptimizerInfo(node, qual, frame.place_of(module) if module is not None else None))
-        return Value(Kind.OPTIMIZER, Place.UNKNOWN)
+        return Value(Kind.OPTIMIZER, Place.UNKNOWN, bound=module)  # `bound`: the module whose parameters it holds
 
     def load(self, frame: Frame, node: cst.Call, args: Args) -> Value:
         self.loads.append((node, args))
@@ -656,6 +664,9 @@ class Program(NameFlow, ClassFlow):
                 return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
+            passed = self.arguments_of(info).get(name)  # from callers in other files, to a moved module
+            if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("param", param, name=name, note="callers in other files")}))
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
         known = self.arguments_of(info)
         if name in known:
@@ -705,6 +716,8 @@ class Program(NameFlow, ClassFlow):
             return info.args
         if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
             return self.incoming[info.name]
+        if info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
+            return self.incoming.get(f"{info.klass.node.name.value}.{info.name}", {})  # built or called in other files
         return {}
 
     def _called_elsewhere(self, info: FunctionInfo) -> bool:
@@ -742,33 +755,21 @@ class Program(NameFlow, ClassFlow):
             if klass.linked is not None:
                 continue  # a class of another file: its summary's attributes stand
             attrs: Dict[str, Value] = {}
+            writes_seen = {}
             for name, writes in klass.writes.items():
+                writes = self._tensor_or_none(klass, writes)
                 value: Optional[Value] = None
                 for _, written in writes:
                     value = join(value, written) if value is not None else written
                 attrs[name] = value or UNKNOWN
+                writes_seen[name] = [target for target, _ in writes]
             klass.attrs = attrs
-            klass.writes_seen = {name: [target for target, _ in writes] for name, writes in klass.writes.items()}
+            klass.writes_seen = writes_seen
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
             parts.append((id(klass.node), klass.moves_inputs, tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
         parts.append(tuple(sorted((k, id(v)) for k, v in self.init_modules.items())))
         return tuple(parts)
-
-
-
-def _arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
-    """A call's arguments by parameter name, exported for the callee's file (None when a
-    `*args`/`**kwargs` makes them unmatchable)."""
-    found: Dict[str, Value] = {}
-    for index, (arg, value) in enumerate(args):
-        if arg.star:
-            return None
-        name = calls.parameter_name(arg, index, params)
-        if name is None:
-            return None
-        found[name] = exported(value)
-    return found
 
 
 def _signature(value: Optional[Value]) -> tuple:

@@ -68,9 +68,11 @@ for x, y in loader:
         for move in facts.plan.by_rule(self.code):
             moved.add(id(move.origin.node))
             yield self._move(ctx, move)
+        reported = set()
         for optimizer in facts.program.optimizers:
             finding = self._moved_after_optimizer(ctx, optimizer, moved)
-            if finding is not None:
+            if finding is not None and id(finding.node) not in reported:
+                reported.add(id(finding.node))
                 yield finding
 
     def _move(self, ctx: RuleContext, move: Move) -> Finding:
@@ -98,9 +100,13 @@ for x, y in loader:
         facts = ctx.facts
         tree = facts.tree
         module = optimizer.module
-        if optimizer.qual not in EAGER_STATE_OPTIMIZERS:
-            return None  # SGD, Adam...: their state is made at the first step, wherever the parameters are then
         if module is None or module.obj is None or module.place is not Place.CPU:
+            return None
+        # SGD, Adam...: their state is made at the first step, wherever the parameters are then,
+        # unless it was loaded (`optimizer.load_state_dict`) while the parameters were on the CPU
+        loads = [call for call, value in facts.program.optimizer_loads
+                 if value.obj == module.obj and (value.place is Place.CPU or _at_construction(facts, call))]
+        if optimizer.qual not in EAGER_STATE_OPTIMIZERS and not loads:
             return None
         constructs = [o for o in module.origins if o.kind == "construct"]
         if len(constructs) != 1 or id(constructs[0].node) in moved:
@@ -117,9 +123,13 @@ for x, y in loader:
         build_statement = tree.statement_of(build)
         if statement is None or build_statement is None or not self._alone(statement, call):
             return None
-        if tree.parent(statement) is not tree.parent(build_statement):
+        across = tree.parent(statement) is not tree.parent(build_statement)
+        if across and not _moved_in_a_later_method(facts, module, build_statement, statement):
             return None
-        if _called_between(tree, call.func.value.value, build_statement, statement):  # type: ignore[union-attr]
+        if not across and optimizer.qual not in EAGER_STATE_OPTIMIZERS \
+                and not any(tree.order(optimizer.call) < tree.order(load) < tree.order(call) for load in loads):
+            return None  # the state was loaded somewhere else than between the optimizer and the move
+        if not across and _called_between(tree, call.func.value, build_statement, statement):  # type: ignore[union-attr]
             # trained or run on the CPU before the move (a notebook that moves it later on
             # purpose): moving it where it is built would change what those calls meet
             return self.finding(call, f"{describe_built(facts, build)} is moved to the device after an optimizer was built "
@@ -128,13 +138,25 @@ for x, y in loader:
                                 hint="move the model to the device where it is built, and its inputs with it")
         evidence = [o for o in facts.value(call).origins] if facts.value(call) is not None else []
         device = facts.devices.at(build, self.code, evidence)
-        message = (
-            f"{describe_built(facts, build)} is moved to the device after an optimizer was built from its parameters "
-            f"(line {tree.position(optimizer.call)[0]}); optimizer state made at construction stays on the CPU"
-        )
+        if across and device is not None and not _set_before(tree, device.code, build_statement):
+            device = None  # `self.device` is set after the model is built in `__init__`
+        if optimizer.qual in EAGER_STATE_OPTIMIZERS:
+            message = (
+                f"{describe_built(facts, build)} is moved to the device after an optimizer was built from its parameters "
+                f"(line {tree.position(optimizer.call)[0]}); optimizer state made at construction stays on the CPU"
+            )
+        else:
+            message = (
+                f"{describe_built(facts, build)} is moved to the device after its optimizer's state was loaded "
+                f"(line {tree.position(loads[0])[0]}); the loaded state stays on the CPU"
+            )
         if device is None:
             return self.finding(call, message, hint="move the model to the device where it is built, before the optimizer")
         new = move_to(build, ctx.expression(device.code))
+        if across:
+            # the other method's move stays: it runs again after anything that took the model
+            # back to the CPU (a `save` that calls `self.model.cpu()`), and is a no-op otherwise
+            return self.finding(call, f"{message}; also moved where it is built", [Replace(build, new)], device=device)
         return self.finding(call, f"{message}; moved where it is built", [Replace(build, new), Remove(statement)], device=device)
 
     @staticmethod
@@ -144,13 +166,13 @@ for x, y in loader:
             return False
         small = statement.body[0]
         func = call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        if not (isinstance(func, cst.Attribute) and _plain_reference(func.value)):
             return False
         if isinstance(small, cst.Expr):
             return small.value is call
         if isinstance(small, cst.Assign):
             targets = small.targets
-            return small.value is call and len(targets) == 1 and isinstance(targets[0].target, cst.Name) and targets[0].target.value == func.value.value
+            return small.value is call and len(targets) == 1 and targets[0].target.deep_equals(func.value)
         return False
 
 
@@ -159,7 +181,60 @@ for x, y in loader:
 EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})
 
 
-def _called_between(tree, name: str, first: cst.CSTNode, last: cst.CSTNode) -> bool:
-    """`name(...)` is called after statement `first` and before statement `last`."""
+def _plain_reference(expr: cst.BaseExpression) -> bool:
+    """`model` or `self.model`: a name, or an attribute of a name."""
+    return isinstance(expr, cst.Name) or isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+
+
+def _called_between(tree, callee: cst.BaseExpression, first: cst.CSTNode, last: cst.CSTNode) -> bool:
+    """`callee(...)` is called after statement `first` and before statement `last`."""
     start, end = tree.order(first), tree.order(last)
-    return any(isinstance(c.func, cst.Name) and c.func.value == name and start < tree.order(c) < end for c in tree.data.calls)
+    return any(c.func.deep_equals(callee) and start < tree.order(c) < end for c in tree.data.calls)
+
+
+def _moved_in_a_later_method(facts, module, build: cst.BaseStatement, move: cst.BaseStatement) -> bool:
+    """`self.model = Net()` and its optimizer in `__init__`, `self.model.to(self.device)` in
+    another method of the same class (`fit`), each a statement of its method's own body, and
+    the model never called anywhere while it is still on the CPU: `__init__` runs before any
+    other method, so building it on the device changes nothing but the optimizer's state."""
+    tree = facts.tree
+    init, method = tree.parent(tree.parent(build)), tree.parent(tree.parent(move))
+    if not (isinstance(init, cst.FunctionDef) and isinstance(method, cst.FunctionDef)):
+        return False
+    if init.name.value != "__init__" or method is init or _at_construction(facts, move):
+        return False
+    klass = tree.class_of_method(init)
+    if klass is None or tree.class_of_method(method) is not klass:
+        return False
+    for meeting in facts.program.meetings.values():
+        called = meeting.module
+        if meeting.kind == "call" and called is not None and called.obj == module.obj and called.place is not Place.DEVICE:
+            return False
+    return True
+
+
+def _at_construction(facts, node: cst.CSTNode) -> bool:
+    """`node` runs while an instance is built: in `__init__`, or in a method only `__init__` calls."""
+    function = facts.tree.enclosing(node, cst.FunctionDef)
+    info = facts.program.functions.get(id(function)) if function is not None else None
+    return info is not None and info.klass is not None and facts.program.construction_time(info)
+
+
+def _set_before(tree, device: str, build: cst.BaseStatement) -> bool:
+    """A device expression usable where the model is built in `__init__`: not an attribute of
+    `self`, or one assigned by a statement of `__init__`'s body before the build."""
+    parts = device.split(".")
+    init = tree.parent(tree.parent(build))
+    params = init.params.params if isinstance(init, cst.FunctionDef) else ()
+    if len(parts) < 2 or not params or parts[0] != params[0].name.value:
+        return True  # `device`, a parameter or a global: visible in `__init__` (devices.at said so)
+    for statement in tree.block_of(build):
+        if statement is build:
+            return False
+        for small in getattr(statement, "body", ()):
+            if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == parts[0]
+                       and t.attr.value == parts[1] for t in targets):
+                    return True
+    return False

@@ -96,7 +96,9 @@ def test_conv_message():
         report = json.loads(run_verify("--json", path).stdout)
     assert report["message"].startswith(
         "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same")
-    assert report["line"] == 4 and report["rule"] == "DEV004"
+    # the input is `torch.randn(...)`'s own result, made outside any loop: devfix creates it
+    # with `device=` (DEV008), and verify names that rule
+    assert report["line"] == 4 and report["rule"] == "DEV008"
 
 
 def test_script_error_is_not_a_device_error():

@@ -139,6 +139,17 @@ def shares_loop(path: str, a: int, b: int) -> bool:
     return False
 
 
+def _caller_in(frame, path: str):
+    """The innermost frame of file `path` that (indirectly) called `frame`."""
+    path = os.path.abspath(path)
+    f = frame.f_back if frame is not None else None
+    while f is not None:
+        if os.path.abspath(f.f_code.co_filename) == path:
+            return f
+        f = f.f_back
+    return None
+
+
 def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
     """Pick the rule that fixes a CPU/GPU mismatch, from where the CPU tensor came from."""
     if in_optimizer_code():
@@ -158,6 +169,15 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
         same_file = meet_frame is not None and os.path.abspath(ofile) == os.path.abspath(meet_frame.f_code.co_filename)
         if same_file and shares_loop(ofile, oline, meet_frame.f_lineno):
             return "DEV008", f"the CPU tensor was created in the loop at {where} without device="
+        caller = _caller_in(meet_frame, ofile) if not same_file and made_by_factory(cpu_t) else None
+        if caller is not None and shares_loop(ofile, oline, caller.f_lineno):
+            # a factory's own result, made in the loop of a script and handed to the `forward`
+            # of a model of another file
+            return "DEV008", f"the CPU tensor was created in the loop at {where} without device="
+        if made_by_factory(cpu_t) and not shares_loop(ofile, oline, oline):
+            # a factory's own result, made by the program outside any loop (an input prepared
+            # for a prediction, a one-off step): devfix creates it on the device
+            return "DEV008", f"the CPU tensor was created at {where} without device="
         if same_file and meet_frame.f_code.co_name == ofunc and made_by_factory(cpu_t) \
                 and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno):
             # an accumulator made before the loop (`preds = torch.tensor([])`), then joined
