@@ -252,51 +252,6 @@ class Program(NameFlow, ClassFlow):
         self.constructed[obj] = value
         return value
 
-    def construct_layer(self, frame: Frame, node: cst.Call, qual: str, layer: str, args: Args) -> Value:
-        device = calls._keyword(args, "device")
-        if device is None and any(arg.star == "**" for arg, _ in args) and layer not in api.NN_PARAMETER_FREE:
-            return self.construct(frame, node, neutral=False, place=Place.UNKNOWN)  # `**dd` may hold device=
-        if layer in api.NN_CONTAINERS:
-            children = [v for _, v in args if v.kind is Kind.MODULE] + [
-                item for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,) if v.element else ()) if item is not None and item.kind is Kind.MODULE]
-            places = [c.place for c in children if not c.neutral]
-            place = Place.NONE
-            for child in places:
-                place = place.join(child)
-            if place is Place.NONE:
-                place = Place.CPU
-            # a child the flow cannot tell (a project factory's result) may hold parameters
-            opaque = any(v.kind not in (Kind.MODULE, Kind.STRUCT) for _, v in args) or any(
-                item is None or item.kind is not Kind.MODULE for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,)))
-            neutral = bool(children) and all(c.neutral for c in children) and not opaque
-            objs = tuple(member for c in children if c.obj is not None for member in members(c.obj))
-            value = self.construct(frame, node, neutral=neutral, place=place, children=objs)
-            return value if place is Place.CPU else replace(value, origins=frozenset().union(*(c.origins for c in children)) if place is not Place.UNKNOWN else frozenset())
-        if api.is_loss_class(layer):
-            weight = calls._keyword(args, "weight") or calls._keyword(args, "pos_weight")
-            if weight is None and layer in api.LOSSES_WITH_POSITIONAL_WEIGHT:
-                positional = calls._positional(args)
-                weight = positional[0] if positional else None
-            if layer == "CTCLoss":
-                self.ctc_losses.add(id(node))
-            if weight is None or weight[1].kind is not Kind.TENSOR:
-                return self.construct(frame, node, neutral=True)
-            place = weight[1].place
-            return self.construct(frame, node, neutral=False, place=place)
-        if layer in api.NN_PARAMETER_FREE:
-            return self.construct(frame, node, neutral=True)
-        place = calls._target_place(device[1], device[0].value) if device is not None else Place.CPU
-        return self.construct(frame, node, neutral=False, place=place if place is not Place.NONE else Place.CPU)
-
-    def wrap(self, frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
-        """`nn.DataParallel(model)`, `torch.compile(model)`: the same module, wrapped."""
-        inner = args[0][1] if args else UNKNOWN
-        if inner.kind is not Kind.MODULE:
-            return UNKNOWN
-        if qual.endswith("DataParallel"):
-            return replace(inner, dp=True)
-        return inner
-
     def made_in(self, value: Value, loop: cst.CSTNode) -> bool:
         """Some origin of `value` lies inside `loop` (made anew at each iteration)."""
         for origin in value.origins:
