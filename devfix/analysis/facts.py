@@ -27,7 +27,7 @@ from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
 from devfix.analysis.project import ProjectView
 from devfix.analysis.summarize import summarize
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, imports_torch
 from devfix.analysis.values import Kind, Place, Value
 
 
@@ -109,12 +109,7 @@ class FileFacts:
     @cached_property
     def uses_torch(self) -> bool:
         """The file imports torch, or calls `.cuda()` on what its project's modules give it."""
-        if any(
-            b.kind == "import" and b.qualname and b.qualname.split(".")[0] == "torch"
-            for scope in self.tree.data.scopes.values()
-            for bindings in scope.bindings.values()
-            for b in bindings
-        ):
+        if imports_torch(self.tree.data):
             return True
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda" for c in self.tree.data.calls)
 

@@ -34,7 +34,7 @@ from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import first_failure
+from devfix.analysis.tree import first_failure, imports_torch
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join, join_slots, members
 
 MAX_PASSES = 4
@@ -130,6 +130,7 @@ class Program(NameFlow, ClassFlow):
         # the project classes of the modules given to a module's `__init__`, by (init, parameter):
         # `Seq2Seq(Encoder(), device)` holds an Encoder (None: modules of several classes)
         self.init_modules: Dict[Tuple[int, str], Optional[cst.ClassDef]] = {}
+        self._imports_torch: Optional[bool] = None
         self.default_device_changed = False
         self.constructing = False
         self.call_sites_seen: Dict[int, List[cst.Call]] = {}  # the call sites of the previous pass
@@ -300,6 +301,13 @@ class Program(NameFlow, ClassFlow):
         # a method of a module of unknown class (`model.generate(ids)`, `model.encode(x)`)
         return calls.module_call(frame, node, receiver, args)
 
+    @property
+    def imports_torch(self) -> bool:
+        """The file imports torch: a file devfix's rules fix (not a helper that never names it)."""
+        if self._imports_torch is None:
+            self._imports_torch = imports_torch(self.data)
+        return self._imports_torch
+
     def _project_method(self, name: str) -> bool:
         """A project class that the program builds defines a method `name`."""
         return any(cls.method(name) is not None or cls.linked_method(name) is not None for cls in self.built_classes.values())
@@ -369,7 +377,7 @@ class Program(NameFlow, ClassFlow):
         `model.sample(144, 0)` where `sample` moves its result to that parameter,
         `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
         or a function of another file that needs a GPU itself (demands.py)."""
-        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults):
+        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch):
             self.gpu_only_calls.append(node)
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:

@@ -32,6 +32,12 @@ def is_pass(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
 
 
+def imports_torch(data: Collected) -> bool:
+    """The file imports torch (or one of its modules) somewhere."""
+    return any(b.kind == "import" and b.qualname and b.qualname.split(".")[0] == "torch"
+               for scope in data.scopes.values() for bindings in scope.bindings.values() for b in bindings)
+
+
 CELL_MARK = "# [devfix cell "  # the comment that opens each cell in a notebook's program (notebooks.py)
 
 

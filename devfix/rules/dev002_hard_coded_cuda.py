@@ -139,7 +139,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 continue
             if name == "map_location" and qual not in api.LOADS:
                 continue
-            if name == "device" and not ((qual or "").startswith("torch.") or _is_tensor_method(func)):
+            if name == "device" and not ((qual or "").startswith("torch.") or _is_tensor_method(func)
+                                         or _project_device_parameter(ctx, callee, name)):
                 continue
             return self._fix(
                 ctx, call, f"`{name}={facts.code(arg.value)}` hard-codes CUDA",
@@ -310,3 +311,16 @@ def _collective_functions(ctx: RuleContext) -> set:
             if function is not None:
                 found.add(id(function))
     return found
+
+
+def _project_device_parameter(ctx: RuleContext, callee, name: str) -> bool:
+    """`utils.interp_sheet(G, ..., device='cuda')`: a function of the run that makes or moves
+    tensors with its parameter `name`, so the string passed there is where they go."""
+    ref = callee.ref if callee is not None else None
+    if not isinstance(ref, cst.FunctionDef):
+        return False
+    program = ctx.facts.program
+    if id(ref) in program.functions:
+        return name in program.device_params(program.functions[id(ref)])
+    linked = program.linked_functions.get(id(ref))
+    return linked is not None and name in linked.device_params
