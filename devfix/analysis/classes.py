@@ -243,7 +243,7 @@ class ClassFlow:
         """`model.sample(n, device)` of a module class of another project file: what the method
         feeds to the weights meets them; it returns what its summary says."""
         inputs = []
-        self.note_gpu_argument(node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu)
+        self.note_gpu_argument(node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu, method=True)
         for index, (arg, value) in enumerate(args):
             name = calls.parameter_name(arg, index, method.params, star_unnamed=True)
             if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
@@ -544,7 +544,7 @@ class ClassFlow:
             linked = cls.linked_method(name) if cls is not None else None
             if linked is not None:
                 self.note_gpu_argument(node, args, linked.params, linked.device_params, linked.cuda_defaults,
-                                       linked.needs_gpu)
+                                       linked.needs_gpu, method=True)
             calls._escape_all(frame, args)
             return UNKNOWN
         return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)

@@ -76,11 +76,13 @@ def asks_for_gpu(args: Args, params: Sequence[str], device_params: FrozenSet[str
                  *, rewritten_here: bool = False) -> bool:
     """The call passes a GPU index to a parameter the callee moves tensors to, or leaves (or
     sets to `True`) a parameter whose default makes the callee call `.cuda()`. With
-    `rewritten_here` (the calling file is one devfix fixes: it imports torch), a plain
-    `"cuda"` is no demand: DEV002 rewrites it with the file's other hard-coded CUDA."""
+    `rewritten_here` (the calling file is one devfix fixes: it imports torch, and the callee is
+    a function), a plain `device="cuda"` is no demand: DEV002 rewrites it with the file's other
+    hard-coded CUDA.""" 
     for index, (arg, _) in enumerate(args):
         if (calls.parameter_name(arg, index, params) in device_params and calls.names_a_gpu(arg.value)
-                and not (rewritten_here and _current_cuda_device(arg.value))):
+                and not (rewritten_here and arg.keyword is not None and arg.keyword.value == "device"
+                         and _current_cuda_device(arg.value))):
             return True
     if not cuda_defaults or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything

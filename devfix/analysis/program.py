@@ -372,12 +372,13 @@ class Program(NameFlow, ClassFlow):
         return self._cuda_defaults[key]
 
     def note_gpu_argument(self, node: cst.Call, args: Args, params, device_params: FrozenSet[str],
-                          cuda_defaults: FrozenSet[str] = frozenset(), needs_gpu: bool = False) -> None:
+                          cuda_defaults: FrozenSet[str] = frozenset(), needs_gpu: bool = False, *, method: bool = False) -> None:
         """A call that asks for a GPU whatever devfix does, like `torch.cuda.current_device()`:
         `model.sample(144, 0)` where `sample` moves its result to that parameter,
         `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
         or a function of another file that needs a GPU itself (demands.py)."""
-        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch):
+        # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
+        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch and not method):
             self.gpu_only_calls.append(node)
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:
