@@ -221,9 +221,8 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
     for index in project.analysis_order(files):
         progress()
         read = reads[index]
-        if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
-                and not project.imports_analysed(read.path, read.old):
-            continue  # pre-filter: every rule needs torch, a tensor's own .cuda() method, or a project file that does
+        if not _may_matter(read, project):
+            continue
         result = process_source(read.old, configs[index], fix=fix, path=read.path, project=project)
         if result.summary is not None:
             project.summaries[result.path] = result.summary
@@ -277,6 +276,15 @@ def _mentions_other_than_calls(data: bytes, names: FrozenSet[str]) -> bool:
             if re.search(rb"\b" + re.escape(token) + rb"\b(?!\s*\()", line):
                 return True
     return False
+
+
+def _may_matter(read: FileResult, project: ProjectFacts) -> bool:
+    """The pre-filter, a text scan before any parse: every rule needs torch, a tensor's own
+    `.cuda()` method, or a project file that does (a package's `__init__.py` that re-exports
+    its modules, a helper that imports an analysed file). Files failing it are never parsed."""
+    if read.error:
+        return False
+    return b"torch" in read.old or b".cuda(" in read.old or _reexports(read) or project.imports_analysed(read.path, read.old)
 
 
 def _reexports(read: FileResult) -> bool:
