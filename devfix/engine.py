@@ -557,14 +557,14 @@ def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) ->
     if not findings:
         return module, []
     edits = [edit for finding in findings for edit in finding.edits]
-    new_module, applied, subsumed = apply_edits(module, edits, facts.tree.is_inside)
+    new_module, applied, subsumed = apply_edits(module, edits, facts.tree.ancestors)
     done = applied | subsumed
     fixed = [f for f in findings if f.edits and all(id(edit) in done for edit in f.edits)]
     partial = [f for f in findings if f not in fixed and any(id(edit) in applied for edit in f.edits)]
     if partial:
         # Some of a finding's edits lost to a conflict: apply whole findings only.
         keep = [edit for finding in fixed for edit in finding.edits]
-        new_module, applied, subsumed = apply_edits(module, keep, facts.tree.is_inside)
+        new_module, applied, subsumed = apply_edits(module, keep, facts.tree.ancestors)
         done = applied | subsumed
         fixed = [f for f in fixed if all(id(edit) in done for edit in f.edits)]
     return new_module, fixed
