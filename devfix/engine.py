@@ -21,7 +21,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from devfix.analysis import FileFacts
-from devfix import notebooks, suppressions
+from devfix import notebooks, parallel, suppressions
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.values import Value
 from devfix.analysis import users
@@ -128,7 +128,7 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
 
 def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
                     configs: Optional[Sequence[Config]] = None,
-                    progress: Optional[Callable[[], None]] = None, jobs: int = 1) -> List[FileResult]:
+                    progress: Optional[Callable[[], None]] = None, jobs: int = 1, cache=None) -> List[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -140,7 +140,8 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
     pyproject.toml's, devfix.settings); without it `config` applies to all. `progress` is
     called once each file's first analysis is done (a progress bar). `jobs` above 1 analyses
     the groups of files linked by imports in that many processes (parallel.py); the results
-    are the same as with one.
+    are the same as with one. `cache` (cache.Cache) gives back the results of groups of files
+    analysed before with the same inputs, and keeps the others'.
     """
     programs = list(reads)
     read_notebooks: Dict[int, notebooks.Notebook] = {}
@@ -155,7 +156,7 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
     results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix,
-                                progress=progress or (lambda: None), jobs=jobs)
+                                progress=progress or (lambda: None), jobs=jobs, cache=cache)
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
@@ -215,7 +216,7 @@ def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
 
 
 def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool,
-                      progress: Callable[[], None] = lambda: None, jobs: int = 1) -> List[FileResult]:
+                      progress: Callable[[], None] = lambda: None, jobs: int = 1, cache=None) -> List[FileResult]:
     """process_project over Python programs (a notebook already joined into one).
 
     The files fall into groups linked by imports (project.groups): a file's analysis reads the
@@ -223,6 +224,13 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
     in its own group, so each group is analysed apart, in its own order, with a project state
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
+    if cache is not None:
+        run_key = cache.run_key(reads, configs, fix)
+        known = cache.get_run(reads, run_key)
+        if known is not None:
+            for _ in reads:
+                progress()
+            return [known.get(index, read) for index, read in enumerate(reads)]
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: List[FileResult] = list(reads)
@@ -233,8 +241,22 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
         else:
             for _ in group:
                 progress()  # nothing in it for a rule: no file of the group is parsed
-    from devfix import parallel
-
+    keys: Dict[Tuple[int, ...], str] = {}
+    cached: List[List[int]] = []
+    if cache is not None:
+        todo = []
+        for group in work:
+            key = keys[tuple(group)] = cache.key(group, reads, configs, fix, project)
+            hit = cache.get(group, reads, key)
+            if hit is None:
+                todo.append(group)
+                continue
+            cached.append(group)
+            for index in group:
+                progress()
+            for index, result in hit.items():
+                results[index] = result
+        work = todo
     incoming: Dict[str, Dict[str, Dict[str, Value]]] = {}
 
     def join(group: Sequence[int], done: GroupResult) -> None:
@@ -249,12 +271,21 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
         for index in group:
             progress()
         join(group, done)
+        if cache is not None:
+            cache.put(group, reads, keys[tuple(group)], done.results)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
+    for group in cached:
+        # the cache keeps no summaries: a group analysed once more needs its own first
+        if any(reads[index].path in project.gpu_only and results[index] is not reads[index] for index in group):
+            join(group, analyse_group(group, reads, configs, fix, project))
     for index, read in enumerate(reads):
         if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
             results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
+    if cache is not None:
+        cache.put_run(reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]})
+        cache.save()
     return results
 
 

@@ -25,7 +25,8 @@ def folder(tmp_path, monkeypatch):
 
 
 def _run(*args: str):
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    """The command without the cache: each run analyses."""
+    result = CliRunner().invoke(main, [*args, "--no-cache"], catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 
