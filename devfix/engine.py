@@ -242,7 +242,7 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
             for _ in group:
                 progress()  # nothing in it for a rule: no file of the group is parsed
     keys: Dict[Tuple[int, ...], str] = {}
-    cached: List[List[int]] = []
+    partial: List[List[int]] = []  # groups analysed without their summaries here (cache, workers)
     if cache is not None:
         todo = []
         for group in work:
@@ -251,7 +251,7 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
             if hit is None:
                 todo.append(group)
                 continue
-            cached.append(group)
+            partial.append(group)
             for index in group:
                 progress()
             for index, result in hit.items():
@@ -271,13 +271,15 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
         for index in group:
             progress()
         join(group, done)
+        if not done.complete:
+            partial.append(group)
         if cache is not None:
             cache.put(group, reads, keys[tuple(group)], done.results)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
-    for group in cached:
-        # the cache keeps no summaries: a group analysed once more needs its own first
+    for group in partial:
+        # the cache and the workers give back no summaries: a group analysed once more needs its own first
         if any(reads[index].path in project.gpu_only and results[index] is not reads[index] for index in group):
             join(group, analyse_group(group, reads, configs, fix, project))
     for index, read in enumerate(reads):
@@ -300,6 +302,13 @@ class GroupResult:
     missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)
     unparseable: Set[str] = field(default_factory=set)
     incoming: Dict[str, Dict[str, Dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
+    complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
+
+    def lean(self) -> "GroupResult":
+        """Without what only the run's last step may need (summaries, callers' facts): LibCST
+        trees inside them cost more to send between processes than to build again."""
+        results = {index: dataclasses.replace(result, summary=None, linked_calls=[]) for index, result in self.results.items()}
+        return GroupResult(results, missing=self.missing, unparseable=self.unparseable, complete=False)
 
 
 def analyse_group(group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool,

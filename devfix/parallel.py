@@ -4,7 +4,9 @@ A group (project.groups) is analysed apart from the others with a project state 
 (engine.analyse_group), so where it runs changes nothing: one process or many, the results
 are the same, and the engine puts them back in the files' order. Each worker receives the
 run's text scans once, when it starts; a task carries only its group's bytes and
-configurations, and brings back the group's results and what its analysis learnt.
+configurations, and brings back the group's results, without the summaries its files left
+for their importers: those hold LibCST trees, slower to send than to build again, and only
+the run's last step may need them (the engine then analyses that group again itself).
 
 A group that cannot go through the pool (a result that cannot be sent back, a worker that
 died) is analysed again here, in this process: a worker's trouble never changes the output.
@@ -65,4 +67,4 @@ def _analyse(group: List[int], reads, configs: Sequence[Config], fix: bool):
     from devfix.engine import analyse_group
 
     assert _PROJECT is not None
-    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT)
+    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).lean()
