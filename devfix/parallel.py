@@ -8,6 +8,9 @@ configurations, and brings back the group's results, without the summaries its f
 for their importers: those hold LibCST trees, slower to send than to build again, and only
 the run's last step may need them (the engine then analyses that group again itself).
 
+In one process as in many, a group's results come back lean, so memory does not grow with
+the number of files analysed.
+
 A group that cannot go through the pool (a result that cannot be sent back, a worker that
 died) is analysed again here, in this process: a worker's trouble never changes the output.
 """
@@ -41,7 +44,9 @@ def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config]
     jobs = min(jobs, len(groups))
     if jobs <= 1:
         for group in groups:
-            yield group, analyse_group(group, reads, configs, fix, project)
+            # lean here too: the summaries' trees of every group kept to the end made memory
+            # grow with the number of files
+            yield group, analyse_group(group, reads, configs, fix, project).lean()
         return
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
