@@ -50,9 +50,12 @@ def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config]
         return
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
-        futures = [pool.submit(_analyse, group, [reads[i] for i in group], [configs[i] for i in group], fix)
-                   for group in groups]
-        for group, future in zip(groups, futures):
+        # the largest groups first, so that no worker is left with a big one at the end
+        futures = {}
+        for position in sorted(range(len(groups)), key=lambda p: -sum(len(reads[i].old) for i in groups[p])):
+            group = groups[position]
+            futures[position] = pool.submit(_analyse, group, [reads[i] for i in group], [configs[i] for i in group], fix)
+        for group, future in zip(groups, (futures[position] for position in range(len(groups)))):
             try:
                 done = future.result()
             except Exception:  # noqa: BLE001 - e.g. a result too deep to pickle: do it here
