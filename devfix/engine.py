@@ -304,6 +304,14 @@ class GroupResult:
     incoming: Dict[str, Dict[str, Dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
     complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
 
+    def trimmed(self) -> "GroupResult":
+        """Lean, unless a call in the group runs only on a GPU (users.py): the run's last step
+        may then analyse the group's files once more, and reads these summaries, which would
+        otherwise be built again."""
+        if any(not runs for result in self.results.values() for _, _, runs in result.uses):
+            return self
+        return self.lean()
+
     def lean(self) -> "GroupResult":
         """Without what only the run's last step may need (summaries, callers' facts): LibCST
         trees inside them cost more to send between processes than to build again."""

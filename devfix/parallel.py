@@ -5,11 +5,12 @@ A group (project.groups) is analysed apart from the others with a project state 
 are the same, and the engine puts them back in the files' order. Each worker receives the
 run's text scans once, when it starts; a task carries only its group's bytes and
 configurations, and brings back the group's results, without the summaries its files left
-for their importers: those hold LibCST trees, slower to send than to build again, and only
-the run's last step may need them (the engine then analyses that group again itself).
+for their importers unless a call in the group runs only on a GPU: those summaries hold
+LibCST trees, slower to send than to build again, and only the run's last step may need
+them, for such groups (for another group it would analyse it again itself).
 
-In one process as in many, a group's results come back lean, so memory does not grow with
-the number of files analysed.
+In one process as in many, the summaries of the other groups are dropped, so memory does not
+grow with the number of files analysed.
 
 A group that cannot go through the pool (a result that cannot be sent back, a worker that
 died) is analysed again here, in this process: a worker's trouble never changes the output.
@@ -44,9 +45,9 @@ def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config]
     jobs = min(jobs, len(groups))
     if jobs <= 1:
         for group in groups:
-            # lean here too: the summaries' trees of every group kept to the end made memory
+            # trimmed here too: the summaries' trees of every group kept to the end made memory
             # grow with the number of files
-            yield group, analyse_group(group, reads, configs, fix, project).lean()
+            yield group, analyse_group(group, reads, configs, fix, project).trimmed()
         return
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
@@ -75,4 +76,4 @@ def _analyse(group: List[int], reads, configs: Sequence[Config], fix: bool):
     from devfix.engine import analyse_group
 
     assert _PROJECT is not None
-    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).lean()
+    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).trimmed()
