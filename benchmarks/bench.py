@@ -114,7 +114,7 @@ class Bench:
         self.repeat = repeat
         self.has_jobs, self.has_cache = devfix_options()
         # outside the measured folder: `--dir` may be someone's checkout
-        self.cache_dir = Path(tempfile.mkdtemp(prefix="devfix-bench-cache-"))
+        self.cache_dir = Path(tempfile.gettempdir()) / f"devfix-bench-cache-{os.getpid()}-{id(self)}"  # made by devfix if used
 
     def floor(self, kind: str, *paths: str) -> Run:
         return measure([PYTHON, str(HERE / "bench.py"), "--floor", kind, *paths], self.root, self.repeat)
