@@ -30,6 +30,8 @@ from devfix import __version__, suppressions
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
+from devfix.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR, Cache
+from devfix.parallel import default_jobs
 from devfix.report import (by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff,
                            with_suppression_notes)
 from devfix.report import terminal
@@ -97,6 +99,11 @@ def selection_options(function):
         click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip (from the working directory)."),
         click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit)."),
         click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
+        click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, metavar="N",
+                     help="Analyse in N processes (default 0: one per CPU). The output is the same for any N."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of earlier results."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help=f"Where the cache lives (default: {DEFAULT_CACHE_DIR}/ in the working directory)."),
     ])
 
 
@@ -400,7 +407,9 @@ def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = Fal
         raise click.UsageError(str(error)) from None
     reads = [_read_file(path) for path, _ in found]
     with terminal.progress(len(reads), "devfix", enabled=not options.get("quiet")) as advance:
-        results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs, progress=advance)
+        cache = None if options.get("no_cache") else Cache(options.get("cache_dir") or Path(DEFAULT_CACHE_DIR))
+        results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs, progress=advance,
+                                  jobs=options.get("jobs") or default_jobs(), cache=cache)
     return _Run(results, {id(result): tree for result, (_, tree) in zip(results, found)})
 
 

@@ -154,21 +154,23 @@ def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
-def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[cst.Module, Set[int], Set[int]]":
+def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> "tuple[cst.Module, Set[int], Set[int]]":
     """Apply `edits` to `module`: the new module, the ids of the edits applied, and the ids of
     the edits subsumed (their node is inside a statement another edit removes).
 
-    `is_inside(node, ancestor)` answers ancestry for conflict checks (the analysis knows
-    every node's parent, so this costs no extra walk).
+    `ancestors(node)` yields the node's ancestors, innermost first (the analysis knows every
+    node's parent, so this costs no extra walk). Conflicts are found through an index of the
+    rewrites taken so far by node and by ancestor, so each edit costs the depth of its node,
+    not a comparison with every other edit of the file.
     """
     plan = _Plan()
-    rewrites: List[Edit] = []
+    rewrites = _Rewrites(ancestors)
     applied: Set[int] = set()
     subsumed: Set[int] = set()
     # Removals first: an edit inside a removed statement is then subsumed, whichever rule made it.
     for edit in sorted(edits, key=lambda e: not _removes(e)):
         node = edit.node
-        outcome = _fit(edit, rewrites, is_inside)
+        outcome = _fit(edit, rewrites)
         if outcome[0] == "subsumed":
             subsumed.add(id(edit))
             continue
@@ -187,34 +189,58 @@ def apply_edits(module: cst.Module, edits: Iterable[Edit], is_inside) -> "tuple[
         elif isinstance(edit, InsertAfter):
             plan.after.setdefault(key, []).extend(edit.statements)
         if is_rewrite(edit):
-            rewrites.append(edit)
+            rewrites.add(edit)
         applied.add(id(edit))
     if not applied:
         return module, applied, subsumed
     return module.visit(_Applier(plan)), applied, subsumed
 
 
+class _Rewrites:
+    """The rewrites taken so far, in order, indexed by their node and by each of its ancestors."""
+
+    def __init__(self, ancestors) -> None:
+        self.ancestors = ancestors
+        self.taken: List[Edit] = []
+        self.at: Dict[int, List[int]] = {}  # id(node) -> indices of the rewrites of that node
+        self.below: Dict[int, List[int]] = {}  # id(node) -> indices of the rewrites inside it
+
+    def add(self, edit: Edit) -> None:
+        index = len(self.taken)
+        self.taken.append(edit)
+        self.at.setdefault(id(edit.node), []).append(index)
+        for ancestor in self.ancestors(edit.node):
+            self.below.setdefault(id(ancestor), []).append(index)
+
 def _removes(edit: Edit) -> bool:
     return isinstance(edit, Remove) or isinstance(edit, ReplaceStatement) and not edit.statements
 
 
-def _fit(edit: Edit, rewrites: List[Edit], is_inside) -> "tuple[str, Set[int]]":
+def _fit(edit: Edit, rewrites: _Rewrites) -> "tuple[str, Set[int]]":
     """How `edit` fits with the rewrites taken so far: ("ok" | "subsumed" | "conflict", the ids
-    of the replaced nodes whose replacement must then be visited for nested edits)."""
+    of the replaced nodes whose replacement must then be visited for nested edits). Only the
+    rewrites of the node, of its ancestors and of its descendants can touch it; they are
+    judged in the order they were taken."""
     node = edit.node
     nested: Set[int] = set()
-    for other in rewrites:
+    above = {id(ancestor) for ancestor in rewrites.ancestors(node)}
+    inside = set(rewrites.below.get(id(node), ()))
+    related = set(rewrites.at.get(id(node), ())) | inside
+    for key in above:
+        related.update(rewrites.at.get(key, ()))
+    for index in sorted(related):
+        other = rewrites.taken[index]
         outer = other.node
         if node is outer:
             return "conflict", set()
-        if is_inside(node, outer):
+        if id(outer) in above:
             if _removes(other):
                 return "subsumed", set()
             if isinstance(other, Replace) and _contains(other.new, node):
                 nested.add(id(outer))  # applied inside the other's replacement
                 continue
             return "conflict", set()
-        if is_inside(outer, node) and is_rewrite(edit):
+        if index in inside and is_rewrite(edit):
             if isinstance(edit, Replace) and _contains(edit.new, outer):
                 nested.add(id(node))  # the earlier edit applies inside this replacement
                 continue

@@ -21,7 +21,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from devfix.analysis import FileFacts
-from devfix import notebooks, suppressions
+from devfix import notebooks, parallel, suppressions
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.values import Value
 from devfix.analysis import users
@@ -128,7 +128,7 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
 
 def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
                     configs: Optional[Sequence[Config]] = None,
-                    progress: Optional[Callable[[], None]] = None) -> List[FileResult]:
+                    progress: Optional[Callable[[], None]] = None, jobs: int = 1, cache=None) -> List[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -138,7 +138,10 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
     never imported by the others, its findings and edits given back to its cells.
     `configs`, one per read, gives each file its own configuration (the nearest
     pyproject.toml's, devfix.settings); without it `config` applies to all. `progress` is
-    called once each file's first analysis is done (a progress bar).
+    called once each file's first analysis is done (a progress bar). `jobs` above 1 analyses
+    the groups of files linked by imports in that many processes (parallel.py); the results
+    are the same as with one. `cache` (cache.Cache) gives back the results of groups of files
+    analysed before with the same inputs, and keeps the others'.
     """
     programs = list(reads)
     read_notebooks: Dict[int, notebooks.Notebook] = {}
@@ -153,7 +156,7 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
     results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix,
-                                progress=progress or (lambda: None))
+                                progress=progress or (lambda: None), jobs=jobs, cache=cache)
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
@@ -213,35 +216,136 @@ def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
 
 
 def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool,
-                      progress: Callable[[], None] = lambda: None) -> List[FileResult]:
-    """process_project over Python programs (a notebook already joined into one)."""
+                      progress: Callable[[], None] = lambda: None, jobs: int = 1, cache=None) -> List[FileResult]:
+    """process_project over Python programs (a notebook already joined into one).
+
+    The files fall into groups linked by imports (project.groups): a file's analysis reads the
+    summaries of the files it imports, and the callers' facts of the files that call it, all
+    in its own group, so each group is analysed apart, in its own order, with a project state
+    of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
+    learnt is then joined here for the last step, which looks at the whole run."""
+    if cache is not None:
+        run_key = cache.run_key(reads, configs, fix)
+        known = cache.get_run(reads, run_key)
+        if known is not None:
+            for _ in reads:
+                progress()
+            return [known.get(index, read) for index, read in enumerate(reads)]
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: List[FileResult] = list(reads)
-    for index in project.analysis_order(files):
-        progress()
-        read = reads[index]
-        if read.error or b"torch" not in read.old and b".cuda(" not in read.old and not _reexports(read) \
-                and not project.imports_analysed(read.path, read.old):
-            continue  # pre-filter: every rule needs torch, a tensor's own .cuda() method, or a project file that does
-        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=project)
-        if result.summary is not None:
-            project.summaries[result.path] = result.summary
-        results[index] = result
-    # Functions called from files analysed after them: once more, with what their callers pass
-    # (`train(model, loader, device)` defined in engine.py, called from main.py).
-    incoming = join_incoming(call for result in results for call in result.linked_calls)
-    for index, read in enumerate(reads):
-        wanted = incoming.get(read.path)
-        if wanted and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=wanted)
+    work = []
+    for group in project.groups(files):
+        if any(_may_matter(reads[index], project) for index in group):
+            work.append(group)
+        else:
+            for _ in group:
+                progress()  # nothing in it for a rule: no file of the group is parsed
+    keys: Dict[Tuple[int, ...], str] = {}
+    partial: List[List[int]] = []  # groups analysed without their summaries here (cache, workers)
+    if cache is not None:
+        todo = []
+        for group in work:
+            key = keys[tuple(group)] = cache.key(group, reads, configs, fix, project)
+            hit = cache.get(group, reads, key)
+            if hit is None:
+                todo.append(group)
+                continue
+            partial.append(group)
+            for index in group:
+                progress()
+            for index, result in hit.items():
+                results[index] = result
+        work = todo
+    incoming: Dict[str, Dict[str, Dict[str, Value]]] = {}
+
+    def join(group: Sequence[int], done: GroupResult) -> None:
+        for index, result in done.results.items():
+            results[index] = result
+        project.summaries.update(done.summaries)
+        project.missing.update(done.missing)
+        project.unparseable.update(done.unparseable)
+        incoming.update(done.incoming)
+
+    for group, done in parallel.analyse_groups(work, reads, configs, fix, project, jobs):
+        for index in group:
+            progress()
+        join(group, done)
+        if not done.complete:
+            partial.append(group)
+        if cache is not None:
+            cache.put(group, reads, keys[tuple(group)], done.results)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
+    for group in partial:
+        # the cache and the workers give back no summaries: a group analysed once more needs its own first
+        if any(reads[index].path in project.gpu_only and results[index] is not reads[index] for index in group):
+            join(group, analyse_group(group, reads, configs, fix, project))
     for index, read in enumerate(reads):
         if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
             results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
+    if cache is not None:
+        cache.put_run(reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]})
+        cache.save()
     return results
+
+
+@dataclass
+class GroupResult:
+    """What the analysis of one group of files gives back: its results by index, and the
+    project state it built (the summaries of its first pass, the imports it found missing,
+    its files no parser reads)."""
+
+    results: Dict[int, FileResult] = field(default_factory=dict)
+    summaries: Dict[str, ModuleSummary] = field(default_factory=dict)
+    missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)
+    unparseable: Set[str] = field(default_factory=set)
+    incoming: Dict[str, Dict[str, Dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
+    complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
+
+    def trimmed(self) -> "GroupResult":
+        """Lean, unless a call in the group runs only on a GPU (users.py): the run's last step
+        may then analyse the group's files once more, and reads these summaries, which would
+        otherwise be built again."""
+        if any(not runs for result in self.results.values() for _, _, runs in result.uses):
+            return self
+        return self.lean()
+
+    def lean(self) -> "GroupResult":
+        """Without what only the run's last step may need (summaries, callers' facts): LibCST
+        trees inside them cost more to send between processes than to build again."""
+        results = {index: dataclasses.replace(result, summary=None, linked_calls=[]) for index, result in self.results.items()}
+        return GroupResult(results, missing=self.missing, unparseable=self.unparseable, complete=False)
+
+
+def analyse_group(group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool,
+                  project: ProjectFacts) -> GroupResult:
+    """The first two steps of process_project for one group of files, in analysis order.
+
+    The group starts from the run's text scans with no summary of any other group, whatever
+    ran before it, so its results do not depend on where or after what it runs."""
+    own = dataclasses.replace(project, summaries={}, missing={}, unparseable=set())
+    done = GroupResult()
+    for index in group:
+        read = reads[index]
+        if not _may_matter(read, own):
+            continue
+        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=own)
+        if result.summary is not None:
+            own.summaries[result.path] = result.summary
+        done.results[index] = result
+    done.summaries = dict(own.summaries)
+    # Functions called from files analysed after them: once more, with what their callers pass
+    # (`train(model, loader, device)` defined in engine.py, called from main.py).
+    incoming = join_incoming(call for result in done.results.values() for call in result.linked_calls)
+    for index in group:
+        read = reads[index]
+        wanted = incoming.get(read.path)
+        if wanted and index in done.results and done.results[index].error is None:
+            done.results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted)
+    done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
+    return done
 
 
 def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) -> Dict[str, FrozenSet[str]]:
@@ -277,6 +381,15 @@ def _mentions_other_than_calls(data: bytes, names: FrozenSet[str]) -> bool:
             if re.search(rb"\b" + re.escape(token) + rb"\b(?!\s*\()", line):
                 return True
     return False
+
+
+def _may_matter(read: FileResult, project: ProjectFacts) -> bool:
+    """The pre-filter, a text scan before any parse: every rule needs torch, a tensor's own
+    `.cuda()` method, or a project file that does (a package's `__init__.py` that re-exports
+    its modules, a helper that imports an analysed file). Files failing it are never parsed."""
+    if read.error:
+        return False
+    return b"torch" in read.old or b".cuda(" in read.old or _reexports(read) or project.imports_analysed(read.path, read.old)
 
 
 def _reexports(read: FileResult) -> bool:
@@ -549,14 +662,14 @@ def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) ->
     if not findings:
         return module, []
     edits = [edit for finding in findings for edit in finding.edits]
-    new_module, applied, subsumed = apply_edits(module, edits, facts.tree.is_inside)
+    new_module, applied, subsumed = apply_edits(module, edits, facts.tree.ancestors)
     done = applied | subsumed
     fixed = [f for f in findings if f.edits and all(id(edit) in done for edit in f.edits)]
     partial = [f for f in findings if f not in fixed and any(id(edit) in applied for edit in f.edits)]
     if partial:
         # Some of a finding's edits lost to a conflict: apply whole findings only.
         keep = [edit for finding in fixed for edit in finding.edits]
-        new_module, applied, subsumed = apply_edits(module, keep, facts.tree.is_inside)
+        new_module, applied, subsumed = apply_edits(module, keep, facts.tree.ancestors)
         done = applied | subsumed
         fixed = [f for f in fixed if all(id(edit) in done for edit in f.edits)]
     return new_module, fixed

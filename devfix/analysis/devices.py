@@ -80,6 +80,7 @@ class Devices:
         self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
         self.gpu_choice_functions = gpu_choice_functions
         self.requests: Dict[int, DeclarationRequest] = {}
+        self._device_names_of: Dict[int, FrozenSet[str]] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
     def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> Optional[DeviceChoice]:
@@ -197,17 +198,17 @@ class Devices:
         tree = self.tree
         here = tree.function_scope_of(node)
         scope: Optional[Scope] = here
+        names: set = set()  # names some scope from `here` out to `scope` binds to a device
         while scope is not None:
             candidates = []
-            for name, bindings in scope.bindings.items():
+            names |= self._device_names(scope)
+            for name in names:
+                if name not in scope.bindings:
+                    continue
                 binding = self._binding(name, node)
                 if binding is None or binding.name != name:
                     continue
-                value = self._bound_value(binding)
-                found = is_device(value)
-                if binding.kind == "param" and DEVICE_NAME.match(name) and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER)):
-                    found = True
-                if found:
+                if self._holds_device(binding):
                     candidates.append((name != "device", binding.order, name))
             if candidates:
                 return min(candidates)[2]
@@ -216,6 +217,22 @@ class Devices:
                 return attribute
             scope = scope.visible_parent()
         return self._option_device(node)
+
+    def _holds_device(self, binding: Binding) -> bool:
+        value = self._bound_value(binding)
+        if is_device(value):
+            return True
+        return binding.kind == "param" and bool(DEVICE_NAME.match(binding.name)) and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER))
+
+    def _device_names(self, scope: Scope) -> FrozenSet[str]:
+        """The names of `scope` with a binding that holds a device, once per scope: only those
+        can be a device in reach, so a fix's search need not look at every name of the
+        module (a file of a thousand functions asked a thousand times)."""
+        found = self._device_names_of.get(id(scope))
+        if found is None:
+            found = frozenset(name for name, bindings in scope.bindings.items() if any(self._holds_device(b) for b in bindings))
+            self._device_names_of[id(scope)] = found
+        return found
 
     def _self_device(self, scope: Scope) -> Optional[str]:
         """`self.device` in a method of a class that holds a device in `self.device`."""

@@ -350,9 +350,7 @@ class Program(NameFlow, ClassFlow):
         if key not in self._device_params:
             params = {p.name.value for p in info.parameters()}
             found = set()
-            for call in self.data.calls:
-                if not self._inside(call, info.node):
-                    continue
+            for call in self.data.within(self.data.calls, info.node):
                 func = call.func
                 for arg in call.args:
                     target = arg.value

@@ -56,6 +56,13 @@ _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
 # command, `globals()[name]`, `eval(...)`, `getattr(sys.modules[__name__], name)`.
 _DYNAMIC_LOOKUP = re.compile(rb"\bFire\(|(?<![\w.])(?:globals|locals|vars|eval|exec)\(|sys\.modules\[__name__\]")
+_DYNAMIC_TEXT = (b"Fire(", b"globals(", b"locals(", b"vars(", b"eval(", b"exec(", b"sys.modules[__name__]")
+
+
+def _looks_up_by_name(data: bytes) -> bool:
+    """_DYNAMIC_LOOKUP, with a plain substring test first: the regex tries its alternatives at
+    every position of every file, and most files contain none of the words."""
+    return any(text in data for text in _DYNAMIC_TEXT) and _DYNAMIC_LOOKUP.search(data) is not None
 
 
 @dataclass(frozen=True)
@@ -103,8 +110,9 @@ class ProjectFacts:
         index = ProjectIndex([path for path, _ in files])
         components = import_components(files, index) if paths else {}
         extensions = frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
-        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index),
-                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index),
+        defined = script_functions(files, index) if len(files) > 1 else {}
+        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index, defined),
+                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index, defined),
                    elsewhere=named_in_other_files(files))
 
     def view(self, path: str, data: bytes) -> ProjectView:
@@ -141,26 +149,57 @@ class ProjectFacts:
         met, in the given order): an importer's analysis reads its imports' summaries."""
         if self.index is None:
             return list(range(len(files)))
+        return _depth_first(self._needs(files))
+
+    def groups(self, files: List[Tuple[str, bytes]]) -> List[List[int]]:
+        """The files as groups linked by imports (either way, directly or through others),
+        each in analysis order, the groups in the order of their first file. An analysis reads
+        the summaries of its own group only, so groups can be analysed apart (--jobs)."""
+        if self.index is None:
+            return [[i] for i in range(len(files))]
+        needs = self._needs(files)
+        parent = list(range(len(files)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for i, imported in enumerate(needs):
+            for j in imported:
+                parent[root(j)] = root(i)
+        found: Dict[int, List[int]] = {}
+        for i in _depth_first(needs):
+            found.setdefault(root(i), []).append(i)
+        return sorted(found.values(), key=min)
+
+    def _needs(self, files: List[Tuple[str, bytes]]) -> List[List[int]]:
+        assert self.index is not None
         position = {path: i for i, (path, _) in enumerate(files)}
-        needs = [[position[p] for p in self.index.imports(path, data) if p in position and p != path] for path, data in files]
-        order: List[int] = []
-        state = [0] * len(files)  # 0 new, 1 on the stack, 2 done
-        for start in range(len(files)):
-            stack = [(start, iter(needs[start]))]
-            if state[start]:
-                continue
-            state[start] = 1
-            while stack:
-                node, pending = stack[-1]
-                nxt = next(pending, None)
-                if nxt is None:
-                    stack.pop()
-                    state[node] = 2
-                    order.append(node)
-                elif state[nxt] == 0:
-                    state[nxt] = 1
-                    stack.append((nxt, iter(needs[nxt])))
-        return order
+        return [[position[p] for p in self.index.imports(path, data) if p in position and p != path] for path, data in files]
+
+
+def _depth_first(needs: List[List[int]]) -> List[int]:
+    """Indices, each after the ones it needs (cycles broken where met, in index order)."""
+    order: List[int] = []
+    state = [0] * len(needs)  # 0 new, 1 on the stack, 2 done
+    for start in range(len(needs)):
+        stack = [(start, iter(needs[start]))]
+        if state[start]:
+            continue
+        state[start] = 1
+        while stack:
+            node, pending = stack[-1]
+            nxt = next(pending, None)
+            if nxt is None:
+                stack.pop()
+                state[node] = 2
+                order.append(node)
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, iter(needs[nxt])))
+    return order
 
 
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b[ \t]*\(?([\w \t,]*)|import[ \t]+([\w. \t,]+))",
@@ -361,7 +400,8 @@ def _provides(folder: str, parts: List[str]) -> bool:
     return True
 
 
-def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, FrozenSet[str]]:
+def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex",
+                           defined: Optional[Dict[str, List[Tuple[str, bytes]]]] = None) -> Dict[str, FrozenSet[str]]:
     """For each file outside a package, its top-level functions whose name is written nowhere
     in the run but in `def` lines: no call, no callback, no string names them
     (`getattr(m, "train")`, `__all__`, an entry point all count; so does `helpers.train()`
@@ -369,7 +409,7 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
     A lone file is not a run of a project: its importers are unknown."""
     if len(files) < 2:
         return {}
-    defined = script_functions(files, index)
+    defined = script_functions(files, index) if defined is None else defined
     definitions: Counter = Counter()
     for path, data in files:
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
@@ -387,8 +427,11 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
         method_counts.update(word for word in WORD.findall(code) if word in wanted)
         method_counts.subtract(name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules)
     own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
+    everyone: Counter = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
+    for uses in own.values():
+        everyone.update(uses)
     found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n]
-                             + (0 if "." in key else sum(uses[n] for other, uses in own.items() if other != path)))
+                             + (0 if "." in key else everyone[n] - own[path][n]))
              for path, names in defined.items()}
     for path, methods in _unused_class_methods(files, defined).items():
         found[path] = found.get(path, frozenset()) | methods
@@ -466,18 +509,19 @@ def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> D
     defined: Dict[str, List[Tuple[str, bytes]]] = {}
     closed = _closed_classes(files)
     for path, data in files:
-        if path.endswith(".py") and not index.in_library(path) and not _DYNAMIC_LOOKUP.search(data):
+        if path.endswith(".py") and not index.in_library(path) and not _looks_up_by_name(data):
             names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _closed_methods(data, closed)
             defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
     return defined
 
 
-def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, Dict[str, Passed]]:
+def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex",
+                 defined: Optional[Dict[str, List[Tuple[str, bytes]]]] = None) -> Dict[str, Dict[str, Passed]]:
     """For each script file, what the run's calls pass its functions (callers.py), for the
     functions whose every use is a plain call. A lone file is not a run: its callers are unknown."""
     if len(files) < 2:
         return {}
-    defined = script_functions(files, index)
+    defined = script_functions(files, index) if defined is None else defined
     passed = passed_arguments(files, frozenset(name for names in defined.values() for _, name in names))
     found = {path: {key: passed[name] for key, name in names if name in passed} for path, names in defined.items()}
     return {path: keys for path, keys in found.items() if keys}

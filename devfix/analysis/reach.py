@@ -323,21 +323,32 @@ def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
 EXITS = frozenset({"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"})
 
 
+_EXITS: "weakref.WeakKeyDictionary[Program, Dict[int, Tuple[Dict[int, int], int]]]" = weakref.WeakKeyDictionary()
+
+
 def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
-    """A statement before `child` in `block` ends the run on a CPU-only machine."""
-    broken = program.first_failure if block is tree.module else None
-    for statement in getattr(block, "body", ()):
-        if statement is child:
-            return False
-        if statement is broken:
-            return True  # raises ImportError or NameError on every machine: nothing after it runs
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False:
-                    return True
-        elif isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body):
-            return True
-    return False
+    """A statement before `child` in `block` ends the run on a CPU-only machine. The first
+    such statement of each block is found once per program: asked for every finding of a
+    module of a thousand functions, a scan of the statements above each would be quadratic."""
+    per_block = _EXITS.setdefault(program, {})
+    known = per_block.get(id(block))
+    if known is None:
+        statements = getattr(block, "body", ())
+        positions = {id(statement): index for index, statement in enumerate(statements)}
+        first = next((index for index, statement in enumerate(statements) if _ends_the_run(tree, program, block, statement)),
+                     len(statements))
+        known = per_block[id(block)] = (positions, first)
+    positions, first = known
+    # a child that is not one of the block's statements comes after all of them
+    return first < positions.get(id(child), len(positions))
+
+
+def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    if statement is program.first_failure and block is tree.module:
+        return True  # raises ImportError or NameError on every machine: nothing after it runs
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False for small in statement.body)
+    return isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body)
 
 
 def _ends(program: Program, body: cst.BaseSuite) -> bool:

@@ -1,0 +1,79 @@
+"""`--jobs N`: the groups of files linked by imports, analysed in a pool of processes.
+
+A group (project.groups) is analysed apart from the others with a project state of its own
+(engine.analyse_group), so where it runs changes nothing: one process or many, the results
+are the same, and the engine puts them back in the files' order. Each worker receives the
+run's text scans once, when it starts; a task carries only its group's bytes and
+configurations, and brings back the group's results, without the summaries its files left
+for their importers unless a call in the group runs only on a GPU: those summaries hold
+LibCST trees, slower to send than to build again, and only the run's last step may need
+them, for such groups (for another group it would analyse it again itself).
+
+In one process as in many, the summaries of the other groups are dropped, so memory does not
+grow with the number of files analysed.
+
+A group that cannot go through the pool (a result that cannot be sent back, a worker that
+died) is analysed again here, in this process: a worker's trouble never changes the output.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from devfix.analysis.project import ProjectFacts
+from devfix.config import Config
+
+_PROJECT: Optional[ProjectFacts] = None  # in a worker: the run's text scans
+
+
+def default_jobs() -> int:
+    """The number of CPUs this process may use (a container's or a CPU set's limit counts)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config], fix: bool, project: ProjectFacts,
+                   jobs: int) -> Iterator[Tuple[List[int], "object"]]:
+    """(group, engine.GroupResult) for each group, in the groups' order."""
+    from devfix.engine import analyse_group
+
+    jobs = min(jobs, len(groups))
+    if jobs <= 1:
+        for group in groups:
+            # trimmed here too: the summaries' trees of every group kept to the end made memory
+            # grow with the number of files
+            yield group, analyse_group(group, reads, configs, fix, project).trimmed()
+        return
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
+        # the largest groups first, so that no worker is left with a big one at the end
+        futures = {}
+        for position in sorted(range(len(groups)), key=lambda p: -sum(len(reads[i].old) for i in groups[p])):
+            group = groups[position]
+            futures[position] = pool.submit(_analyse, group, [reads[i] for i in group], [configs[i] for i in group], fix)
+        for group, future in zip(groups, (futures[position] for position in range(len(groups)))):
+            try:
+                done = future.result()
+            except Exception:  # noqa: BLE001 - e.g. a result too deep to pickle: do it here
+                yield group, analyse_group(group, reads, configs, fix, project)
+                continue
+            done.results = {group[i]: result for i, result in done.results.items()}
+            yield group, done
+
+
+def _start(project: ProjectFacts) -> None:
+    global _PROJECT
+    _PROJECT = project
+
+
+def _analyse(group: List[int], reads, configs: Sequence[Config], fix: bool):
+    """In a worker: the group, its files numbered 0..n-1 (the caller maps them back)."""
+    from devfix.engine import analyse_group
+
+    assert _PROJECT is not None
+    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).trimmed()
