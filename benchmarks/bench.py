@@ -167,18 +167,28 @@ def corpus_rows(bench: Bench, size: int, full: bool) -> List[Tuple[str, str, str
                      _x(scan.said.get("filter", 0), parse_all.said.get("seconds", 0)), "<= 0.05x"))
         rows.append(("pre-filter test + the project's text scans / parse, all files (in-process)",
                      _x(scan.said.get("seconds", 0), parse_all.said.get("seconds", 0)), ""))
+    rows += _jobs_and_cache_rows(bench, check_all.wall, "`check --jobs 2` speed-up over `--jobs 1`, all files",
+                                 "`check`, cached re-run / cold run (unchanged files, default jobs)", cold_wall=True)
+    rows.append(("`check --jobs 1`, all files: CPU s, files/s, ms per file", f"{check_all.cpu:.2f} s, {n_files / check_all.cpu:.0f}, "
+                 f"{1000 * check_all.cpu / n_files:.2f}", "linear"))
+    rows.append(("`check --jobs 1`, all files: peak memory", f"{check_all.rss_mb:.0f} MB", "flat"))
+    return rows
+
+
+def _jobs_and_cache_rows(bench: Bench, one_job_wall: float, jobs_label: str, cache_label: str,
+                         cold_wall: bool = False) -> List[Tuple[str, str, str]]:
+    """`--jobs 2` against the `--jobs 1` run already timed, and a cached re-run against a cold one."""
+    rows: List[Tuple[str, str, str]] = []
     if bench.has_jobs:
         two = bench.devfix("check", ".", jobs=2)
-        rows.append(("`check --jobs 2` speed-up over `--jobs 1`, all files", f"{check_all.wall / two.wall:.2f}x", ">= 1.7x (2 cores)"))
+        rows.append((jobs_label, f"{one_job_wall / two.wall:.2f}x", ">= 1.7x (2 cores)"))
     if bench.has_cache:
         cold = bench.devfix("check", ".", jobs=None, cache=True)
         warm = bench.devfix("check", ".", jobs=None, cache=True, clear=False)
         bench.clear_cache()
-        rows.append(("`check`, cached re-run / cold run (unchanged files, default jobs)", _x(warm.wall, cold.wall), "<= 0.1x"))
-        rows.append(("`check`, cold run with the cache (default jobs): wall s", f"{cold.wall:.2f} s", ""))
-    rows.append(("`check --jobs 1`, all files: CPU s, files/s, ms per file", f"{check_all.cpu:.2f} s, {n_files / check_all.cpu:.0f}, "
-                 f"{1000 * check_all.cpu / n_files:.2f}", "linear"))
-    rows.append(("`check --jobs 1`, all files: peak memory", f"{check_all.rss_mb:.0f} MB", "flat"))
+        rows.append((cache_label, _x(warm.wall, cold.wall), "<= 0.1x"))
+        if cold_wall:
+            rows.append(("`check`, cold run with the cache (default jobs): wall s", f"{cold.wall:.2f} s", ""))
     return rows
 
 
@@ -194,14 +204,7 @@ def directory_rows(bench: Bench) -> List[Tuple[str, str, str]]:
             ("check --jobs 1 / parse", _x(check.cpu, parse.cpu), ""),
             ("apply --diff --jobs 1 / parse", _x(apply.cpu, parse.cpu), ""),
             ("apply --diff / check", _x(apply.cpu, check.cpu), "<= 1.5x")]
-    if bench.has_jobs:
-        two = bench.devfix("check", ".", jobs=2)
-        rows.append(("check --jobs 2 speed-up over --jobs 1", f"{check.wall / two.wall:.2f}x", ">= 1.7x (2 cores)"))
-    if bench.has_cache:
-        cold = bench.devfix("check", ".", jobs=None, cache=True)
-        warm = bench.devfix("check", ".", jobs=None, cache=True, clear=False)
-        bench.clear_cache()
-        rows.append(("cached re-run / cold run", _x(warm.wall, cold.wall), "<= 0.1x"))
+    rows += _jobs_and_cache_rows(bench, check.wall, "check --jobs 2 speed-up over --jobs 1", "cached re-run / cold run")
     rows.append(("check --jobs 1: peak memory", f"{check.rss_mb:.0f} MB", ""))
     return rows
 
