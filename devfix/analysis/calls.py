@@ -171,6 +171,9 @@ def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Val
         return args[0][1] if args else UNKNOWN
     if qual.startswith("torch.cuda.") or qual.startswith("torch.backends.") or qual.startswith("torch.accelerator."):
         return _cuda_query(frame, node, qual, args)
+    if qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in api.COLLECTIVES:
+        frame.program.gpu_only_calls.append(node)  # NCCL hands over CUDA tensors: GPU code by design
+        return HOST
     if qual in ("argparse.ArgumentParser",):
         return Value(Kind.OTHER, Place.UNKNOWN, qual=None, flag="parser")
     if api.is_host_library(qual):

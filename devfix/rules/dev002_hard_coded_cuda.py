@@ -75,12 +75,9 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         facts = ctx.facts
         if self._distributed(ctx):
             return  # a multi-process program picks a GPU per rank by design
-        collective = _collective_functions(ctx)
         for call in facts.data.calls:
             if facts.value(call) is None or not self._runs_without_gpu(ctx, call):
                 continue  # never runs, or only where there is a GPU
-            if collective and id(ctx.facts.tree.enclosing(call, cst.FunctionDef)) in collective:
-                continue  # `dist.all_gather(...)` over NCCL: CUDA tensors by design
             finding = self._check_call(ctx, call)
             if finding is not None:
                 yield finding
@@ -299,18 +296,6 @@ def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
     return False
 
 
-
-def _collective_functions(ctx: RuleContext) -> set:
-    """The ids of the functions that call a `torch.distributed` collective."""
-    found = set()
-    for call in ctx.facts.data.calls:
-        callee = ctx.facts.value(call.func)
-        qual = callee.qual if callee is not None else None
-        if qual and qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in api.COLLECTIVES:
-            function = ctx.facts.tree.enclosing(call, cst.FunctionDef)
-            if function is not None:
-                found.add(id(function))
-    return found
 
 
 def _project_device_parameter(ctx: RuleContext, callee, name: str) -> bool:
