@@ -23,7 +23,6 @@ import libcst as cst
 from devfix.analysis import calls, operations
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import displayed_by_its_cell
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Place, Slot, Value, condition, constant, join, join_slots, members
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -225,7 +224,7 @@ class Frame:
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
             value = self.expr(small.value)
-            if not (self.node is self.program.module and displayed_by_its_cell(self.program.module, line)):
+            if not (self.node is self.program.module and id(line) in self.program.displayed_lines):
                 self._discarded_move(small, value)
         elif isinstance(small, cst.Return):
             value = self.expr(small.value) if small.value is not None else HOST

@@ -34,7 +34,7 @@ from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import first_failure, imports_torch
+from devfix.analysis.tree import displayed_by_their_cells, first_failure, imports_torch
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join, join_slots, members
 
 MAX_PASSES = 4
@@ -131,6 +131,7 @@ class Program(NameFlow, ClassFlow):
         # `Seq2Seq(Encoder(), device)` holds an Encoder (None: modules of several classes)
         self.init_modules: Dict[Tuple[int, str], Optional[cst.ClassDef]] = {}
         self._imports_torch: Optional[bool] = None
+        self.displayed_lines = displayed_by_their_cells(self.module)  # a notebook cell's shown last lines
         self.default_device_changed = False
         self.constructing = False
         self.call_sites_seen: Dict[int, List[cst.Call]] = {}  # the call sites of the previous pass

@@ -41,17 +41,16 @@ def imports_torch(data: Collected) -> bool:
 CELL_MARK = "# [devfix cell "  # the comment that opens each cell in a notebook's program (notebooks.py)
 
 
-def displayed_by_its_cell(module: cst.Module, line: cst.CSTNode) -> bool:
-    """In a notebook's program, the cell's last line when it is a top-level expression:
-    IPython shows its value (`m.to(device)` ending a tutorial's cell is looked at, not lost)."""
-    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[-1], cst.Expr):
-        return False
-    if not module.body or not _opens_a_cell([*module.header, *module.body[0].leading_lines]):
-        return False  # not a notebook
-    for index, statement in enumerate(module.body):
-        if statement is line:
-            return index + 1 == len(module.body) or _opens_a_cell(module.body[index + 1].leading_lines)
-    return False
+def displayed_by_their_cells(module: cst.Module) -> FrozenSet[int]:
+    """In a notebook's program, the ids of the cells' last lines that are top-level expressions:
+    IPython shows their value (`m.to(device)` ending a tutorial's cell is looked at, not lost).
+    Empty for a script."""
+    body = module.body
+    if not body or not _opens_a_cell([*module.header, *body[0].leading_lines]):
+        return frozenset()  # not a notebook
+    return frozenset(id(line) for index, line in enumerate(body)
+                     if isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[-1], cst.Expr)
+                     and (index + 1 == len(body) or _opens_a_cell(body[index + 1].leading_lines)))
 
 
 def _opens_a_cell(lines) -> bool:
