@@ -27,8 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -37,7 +37,7 @@ import corpus  # noqa: E402 - the generator beside this script
 PYTHON = sys.executable
 
 
-def python_files(roots: Sequence[Path]) -> List[Path]:
+def python_files(roots: Sequence[Path]) -> list[Path]:
     return sorted(p for root in roots for p in ([root] if root.is_file() else root.rglob("*.py")))
 
 
@@ -72,13 +72,13 @@ def floor(kind: str, roots: Sequence[Path]) -> None:
 
 # -- measuring a command -------------------------------------------------------------------------------
 class Run:
-    def __init__(self, wall: float, cpu: float, rss_mb: float, rc: int, said: Dict[str, float]) -> None:
+    def __init__(self, wall: float, cpu: float, rss_mb: float, rc: int, said: dict[str, float]) -> None:
         self.wall, self.cpu, self.rss_mb, self.rc, self.said = wall, cpu, rss_mb, rc, said
 
 
-def measure(argv: List[str], cwd: Path, repeat: int = 1, before=None) -> Run:
+def measure(argv: list[str], cwd: Path, repeat: int = 1, before=None) -> Run:
     """The best wall time of `repeat` runs of `argv` (with its CPU time and peak memory)."""
-    best: Optional[Run] = None
+    best: Run | None = None
     for _ in range(repeat):
         if before is not None:
             before()
@@ -91,8 +91,11 @@ def measure(argv: List[str], cwd: Path, repeat: int = 1, before=None) -> Run:
             err.seek(0)
             error = err.read().decode(errors="replace")
             out.seek(0)
-            said = {line.split()[0]: float(line.split()[1]) for line in out.read().decode(errors="replace").splitlines()
-                    if len(line.split()) == 2 and line.split()[0] in ("seconds", "filter")}
+            said = {
+                line.split()[0]: float(line.split()[1])
+                for line in out.read().decode(errors="replace").splitlines()
+                if len(line.split()) == 2 and line.split()[0] in ("seconds", "filter")
+            }
         if process.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(argv)} failed ({process.returncode}):\n{error[-2000:]}")
         run = Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, process.returncode, said)
@@ -102,7 +105,7 @@ def measure(argv: List[str], cwd: Path, repeat: int = 1, before=None) -> Run:
     return best
 
 
-def devfix_options() -> Tuple[bool, bool]:
+def devfix_options() -> tuple[bool, bool]:
     """(has --jobs, has --no-cache): the benchmark also runs against older devfix versions."""
     text = subprocess.run([PYTHON, "-m", "devfix", "check", "--help"], capture_output=True, text=True).stdout
     return "--jobs" in text, "--no-cache" in text
@@ -114,12 +117,14 @@ class Bench:
         self.repeat = repeat
         self.has_jobs, self.has_cache = devfix_options()
         # outside the measured folder: `--dir` may be someone's checkout
-        self.cache_dir = Path(tempfile.gettempdir()) / f"devfix-bench-cache-{os.getpid()}-{id(self)}"  # made by devfix if used
+        self.cache_dir = (
+            Path(tempfile.gettempdir()) / f"devfix-bench-cache-{os.getpid()}-{id(self)}"
+        )  # made by devfix if used
 
     def floor(self, kind: str, *paths: str) -> Run:
         return measure([PYTHON, str(HERE / "bench.py"), "--floor", kind, *paths], self.root, self.repeat)
 
-    def devfix(self, command: str, *paths: str, jobs: Optional[int] = 1, cache: bool = False, clear: bool = True) -> Run:
+    def devfix(self, command: str, *paths: str, jobs: int | None = 1, cache: bool = False, clear: bool = True) -> Run:
         argv = [PYTHON, "-m", "devfix", *command.split(), "-q", "--exit-zero", *paths]
         if self.has_jobs and jobs is not None:
             argv += ["--jobs", str(jobs)]
@@ -132,15 +137,15 @@ class Bench:
         shutil.rmtree(self.cache_dir, ignore_errors=True)
 
 
-def count_lines(roots: Sequence[Path]) -> Tuple[int, int]:
+def count_lines(roots: Sequence[Path]) -> tuple[int, int]:
     files = python_files(roots)
     return len(files), sum(path.read_bytes().count(b"\n") for path in files)
 
 
-def corpus_rows(bench: Bench, size: int, full: bool) -> List[Tuple[str, str, str]]:
+def corpus_rows(bench: Bench, size: int, full: bool) -> list[tuple[str, str, str]]:
     """(measure, value, target) rows for one generated corpus; without `full`, only those
     that show how the cost of a whole run grows (a 10,000-file corpus)."""
-    rows: List[Tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str]] = []
     torch_dirs = ("clean", "buggy")
     n_files, n_lines = count_lines([bench.root])
     n_torch, _ = count_lines([bench.root / d for d in torch_dirs])
@@ -151,34 +156,71 @@ def corpus_rows(bench: Bench, size: int, full: bool) -> List[Tuple[str, str, str
         parse_clean = bench.floor("parse", "clean")
         parse_buggy = bench.floor("parse", "buggy")
         meta = bench.floor("metadata", "clean")
-        rows.append(("parse + LibCST metadata (parent, position, scope) / parse, clean files", _x(meta.cpu, parse_clean.cpu), ""))
+        rows.append(
+            (
+                "parse + LibCST metadata (parent, position, scope) / parse, clean files",
+                _x(meta.cpu, parse_clean.cpu),
+                "",
+            )
+        )
         check_clean = bench.devfix("check", "clean")
-        rows.append(("`check --jobs 1` / parse, clean torch files (nothing found)", _x(check_clean.cpu, parse_clean.cpu), "<= 2x"))
+        rows.append(
+            (
+                "`check --jobs 1` / parse, clean torch files (nothing found)",
+                _x(check_clean.cpu, parse_clean.cpu),
+                "<= 2x",
+            )
+        )
         check_buggy = bench.devfix("check", "buggy")
         apply_buggy = bench.devfix("apply --diff", "buggy")
-        rows.append(("`apply --diff --jobs 1` / parse, buggy torch files", _x(apply_buggy.cpu, parse_buggy.cpu), "<= 3x"))
+        rows.append(
+            ("`apply --diff --jobs 1` / parse, buggy torch files", _x(apply_buggy.cpu, parse_buggy.cpu), "<= 3x")
+        )
         rows.append(("`apply --diff` / `check`, buggy torch files", _x(apply_buggy.cpu, check_buggy.cpu), "<= 1.5x"))
         check_torch = bench.devfix("check", *torch_dirs)
     check_all = bench.devfix("check", ".")
     if full:
-        rows.append(("`check --jobs 1`, all files / the torch files alone", _x(check_all.cpu, check_torch.cpu), "<= 1.2x"))
+        rows.append(
+            ("`check --jobs 1`, all files / the torch files alone", _x(check_all.cpu, check_torch.cpu), "<= 1.2x")
+        )
         scan = bench.floor("scan", ".")
-        rows.append(("pre-filter test / parse, all files (in-process work)",
-                     _x(scan.said.get("filter", 0), parse_all.said.get("seconds", 0)), "<= 0.05x"))
-        rows.append(("pre-filter test + the project's text scans / parse, all files (in-process)",
-                     _x(scan.said.get("seconds", 0), parse_all.said.get("seconds", 0)), ""))
-    rows += _jobs_and_cache_rows(bench, check_all.wall, "`check --jobs 2` speed-up over `--jobs 1`, all files",
-                                 "`check`, cached re-run / cold run (unchanged files, default jobs)", cold_wall=True)
-    rows.append(("`check --jobs 1`, all files: CPU s, files/s, ms per file", f"{check_all.cpu:.2f} s, {n_files / check_all.cpu:.0f}, "
-                 f"{1000 * check_all.cpu / n_files:.2f}", "linear"))
+        rows.append(
+            (
+                "pre-filter test / parse, all files (in-process work)",
+                _x(scan.said.get("filter", 0), parse_all.said.get("seconds", 0)),
+                "<= 0.05x",
+            )
+        )
+        rows.append(
+            (
+                "pre-filter test + the project's text scans / parse, all files (in-process)",
+                _x(scan.said.get("seconds", 0), parse_all.said.get("seconds", 0)),
+                "",
+            )
+        )
+    rows += _jobs_and_cache_rows(
+        bench,
+        check_all.wall,
+        "`check --jobs 2` speed-up over `--jobs 1`, all files",
+        "`check`, cached re-run / cold run (unchanged files, default jobs)",
+        cold_wall=True,
+    )
+    rows.append(
+        (
+            "`check --jobs 1`, all files: CPU s, files/s, ms per file",
+            f"{check_all.cpu:.2f} s, {n_files / check_all.cpu:.0f}, {1000 * check_all.cpu / n_files:.2f}",
+            "linear",
+        )
+    )
     rows.append(("`check --jobs 1`, all files: peak memory", f"{check_all.rss_mb:.0f} MB", "flat"))
     return rows
 
 
-def _jobs_and_cache_rows(bench: Bench, one_job_wall: float, jobs_label: str, cache_label: str,
-                         cold_wall: bool = False) -> List[Tuple[str, str, str]]:
+def _jobs_and_cache_rows(
+    bench: Bench, one_job_wall: float, jobs_label: str, cache_label: str, cold_wall: bool = False
+) -> list[tuple[str, str, str]]:
     """`--jobs 2` against the `--jobs 1` run already timed, and a cached re-run against a cold one."""
-    rows: List[Tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str]] = []
     if bench.has_jobs:
         two = bench.devfix("check", ".", jobs=2)
         rows.append((jobs_label, f"{one_job_wall / two.wall:.2f}x", ">= 1.7x (2 cores)"))
@@ -192,28 +234,31 @@ def _jobs_and_cache_rows(bench: Bench, one_job_wall: float, jobs_label: str, cac
     return rows
 
 
-def directory_rows(bench: Bench) -> List[Tuple[str, str, str]]:
+def directory_rows(bench: Bench) -> list[tuple[str, str, str]]:
     """(measure, value, target) rows for a directory given with --dir."""
     n_files, n_lines = count_lines([bench.root])
     parse = bench.floor("parse", ".")
     meta = bench.floor("metadata", ".")
     check = bench.devfix("check", ".")
     apply = bench.devfix("apply --diff", ".")
-    rows = [("files / lines", f"{n_files} / {n_lines}", ""), ("plain parse (CPU s)", f"{parse.cpu:.2f} s", "the floor"),
-            ("parse + LibCST metadata / parse", _x(meta.cpu, parse.cpu), ""),
-            ("check --jobs 1 / parse", _x(check.cpu, parse.cpu), ""),
-            ("apply --diff --jobs 1 / parse", _x(apply.cpu, parse.cpu), ""),
-            ("apply --diff / check", _x(apply.cpu, check.cpu), "<= 1.5x")]
+    rows = [
+        ("files / lines", f"{n_files} / {n_lines}", ""),
+        ("plain parse (CPU s)", f"{parse.cpu:.2f} s", "the floor"),
+        ("parse + LibCST metadata / parse", _x(meta.cpu, parse.cpu), ""),
+        ("check --jobs 1 / parse", _x(check.cpu, parse.cpu), ""),
+        ("apply --diff --jobs 1 / parse", _x(apply.cpu, parse.cpu), ""),
+        ("apply --diff / check", _x(apply.cpu, check.cpu), "<= 1.5x"),
+    ]
     rows += _jobs_and_cache_rows(bench, check.wall, "check --jobs 2 speed-up over --jobs 1", "cached re-run / cold run")
     rows.append(("check --jobs 1: peak memory", f"{check.rss_mb:.0f} MB", ""))
     return rows
 
 
-def linearity_rows(work: Path, sizes: Sequence[int]) -> List[Tuple[str, str, str]]:
+def linearity_rows(work: Path, sizes: Sequence[int]) -> list[tuple[str, str, str]]:
     """One generated file of N small functions, each with one hard-coded `.cuda()`: CPU
     seconds of `check` per function must stay flat as N grows."""
     rows = []
-    first: Optional[float] = None
+    first: float | None = None
     for n in sizes:
         folder = work / f"functions_{n}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -226,8 +271,13 @@ def linearity_rows(work: Path, sizes: Sequence[int]) -> List[Tuple[str, str, str
         run = bench.devfix("check", "many.py")
         per = 1000 * run.cpu / n
         first = first or per
-        rows.append((f"one file of {n} functions with .cuda(): check CPU", f"{run.cpu:.2f} s ({per:.2f} ms/function)",
-                     f"{per / first:.2f}x the first per function"))
+        rows.append(
+            (
+                f"one file of {n} functions with .cuda(): check CPU",
+                f"{run.cpu:.2f} s ({per:.2f} ms/function)",
+                f"{per / first:.2f}x the first per function",
+            )
+        )
     return rows
 
 
@@ -235,7 +285,7 @@ def _x(value: float, base: float) -> str:
     return f"{value / base:.2f}x" if base > 0 else "n/a"
 
 
-def table(title: str, rows: List[Tuple[str, str, str]]) -> str:
+def table(title: str, rows: list[tuple[str, str, str]]) -> str:
     lines = [f"### {title}", "", "| measure | value | target |", "| --- | --- | --- |"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines) + "\n"
@@ -264,8 +314,14 @@ def main() -> None:
             counts = corpus.generate(root, size, args.seed)
             repeat = 3 if size <= 100 else 1
             rows = corpus_rows(Bench(root, repeat), size, full=size <= 1000)
-            print(table(f"{size} files (seed {args.seed}: {counts['clean']} clean, {counts['buggy']} buggy, "
-                        f"{counts['plain']} without torch)", rows), flush=True)
+            print(
+                table(
+                    f"{size} files (seed {args.seed}: {counts['clean']} clean, {counts['buggy']} buggy, "
+                    f"{counts['plain']} without torch)",
+                    rows,
+                ),
+                flush=True,
+            )
             shutil.rmtree(root, ignore_errors=True)
         if args.functions:
             sizes = [int(s) for s in args.functions.split(",") if s]

@@ -25,14 +25,36 @@ from __future__ import annotations
 import argparse
 import random
 from pathlib import Path
-from typing import Dict, List
 
 LAYER_SIZES = (16, 32, 64, 128, 256, 512)
 ACTIVATIONS = ("F.relu", "torch.tanh", "torch.sigmoid", "F.gelu")
-OPTIMIZERS = ('optim.SGD(model.parameters(), lr={lr}, momentum=0.9)', 'optim.Adam(model.parameters(), lr={lr})',
-              'optim.AdamW(model.parameters(), lr={lr}, weight_decay=1e-4)')
-WORDS = ("alpha", "beta", "gamma", "delta", "record", "item", "entry", "token", "batch", "frame", "sample",
-         "score", "weight", "label", "feature", "window", "chunk", "block", "node", "edge")
+OPTIMIZERS = (
+    "optim.SGD(model.parameters(), lr={lr}, momentum=0.9)",
+    "optim.Adam(model.parameters(), lr={lr})",
+    "optim.AdamW(model.parameters(), lr={lr}, weight_decay=1e-4)",
+)
+WORDS = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "record",
+    "item",
+    "entry",
+    "token",
+    "batch",
+    "frame",
+    "sample",
+    "score",
+    "weight",
+    "label",
+    "feature",
+    "window",
+    "chunk",
+    "block",
+    "node",
+    "edge",
+)
 
 
 class Writer:
@@ -49,18 +71,27 @@ class Writer:
         rng = self.rng
         sizes = [rng.choice(LAYER_SIZES) for _ in range(rng.randint(2, 5))]
         conv = rng.random() < 0.4
-        lines = [f"class {name}(nn.Module):", f'    """A {len(sizes)}-layer network."""', "",
-                 "    def __init__(self, in_features={0}, num_classes={1}):".format(sizes[0], rng.choice((2, 10, 100))),
-                 "        super().__init__()"]
+        lines = [
+            f"class {name}(nn.Module):",
+            f'    """A {len(sizes)}-layer network."""',
+            "",
+            f"    def __init__(self, in_features={sizes[0]}, num_classes={rng.choice((2, 10, 100))}):",
+            "        super().__init__()",
+        ]
         if conv:
-            lines += [f"        self.conv1 = nn.Conv2d(3, {sizes[0]}, kernel_size=3, padding=1)",
-                      f"        self.bn1 = nn.BatchNorm2d({sizes[0]})",
-                      "        self.pool = nn.AdaptiveAvgPool2d(1)"]
+            lines += [
+                f"        self.conv1 = nn.Conv2d(3, {sizes[0]}, kernel_size=3, padding=1)",
+                f"        self.bn1 = nn.BatchNorm2d({sizes[0]})",
+                "        self.pool = nn.AdaptiveAvgPool2d(1)",
+            ]
         for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
             lines.append(f"        self.fc{i} = nn.Linear({a}, {b})")
-        lines += [f"        self.head = nn.Linear({sizes[-1]}, num_classes)",
-                  f"        self.dropout = nn.Dropout({rng.choice((0.1, 0.25, 0.5))})", "",
-                  "    def forward(self, x):"]
+        lines += [
+            f"        self.head = nn.Linear({sizes[-1]}, num_classes)",
+            f"        self.dropout = nn.Dropout({rng.choice((0.1, 0.25, 0.5))})",
+            "",
+            "    def forward(self, x):",
+        ]
         if conv:
             lines += ["        x = self.pool(F.relu(self.bn1(self.conv1(x))))", "        x = torch.flatten(x, 1)"]
         act = rng.choice(ACTIVATIONS)
@@ -71,75 +102,94 @@ class Writer:
 
     def dataset_class(self, name: str) -> str:
         rng = self.rng
-        return "\n".join([
-            f"class {name}(Dataset):",
-            f'    """Synthetic samples: {rng.choice(WORDS)} features and an integer label."""',
-            "",
-            f"    def __init__(self, size={rng.choice((256, 1000, 5000))}, features={rng.choice(LAYER_SIZES)}, transform=None):",
-            "        self.data = torch.randn(size, features)",
-            f"        self.targets = torch.randint(0, {rng.choice((2, 10))}, (size,))",
-            "        self.transform = transform",
-            "",
-            "    def __len__(self):",
-            "        return len(self.data)",
-            "",
-            "    def __getitem__(self, index):",
-            "        sample = self.data[index]",
-            "        if self.transform is not None:",
-            "            sample = self.transform(sample)",
-            "        return sample, self.targets[index]",
-            "",
-        ])
+        return "\n".join(
+            [
+                f"class {name}(Dataset):",
+                f'    """Synthetic samples: {rng.choice(WORDS)} features and an integer label."""',
+                "",
+                f"    def __init__(self, size={rng.choice((256, 1000, 5000))}, features={rng.choice(LAYER_SIZES)}, transform=None):",
+                "        self.data = torch.randn(size, features)",
+                f"        self.targets = torch.randint(0, {rng.choice((2, 10))}, (size,))",
+                "        self.transform = transform",
+                "",
+                "    def __len__(self):",
+                "        return len(self.data)",
+                "",
+                "    def __getitem__(self, index):",
+                "        sample = self.data[index]",
+                "        if self.transform is not None:",
+                "            sample = self.transform(sample)",
+                "        return sample, self.targets[index]",
+                "",
+            ]
+        )
 
     def helpers(self) -> str:
         """Torch-free helpers, as a utils.py holds them."""
         rng = self.rng
         meter = self.name("Meter").capitalize()
-        return "\n".join([
-            "import json",
-            "import os",
-            "import time",
-            "",
-            "",
-            f"class {meter}:",
-            '    """Computes and stores the average and current value."""',
-            "",
-            "    def __init__(self, name, fmt=':f'):",
-            "        self.name = name",
-            "        self.fmt = fmt",
-            "        self.reset()",
-            "",
-            "    def reset(self):",
-            "        self.val = self.avg = self.sum = self.count = 0",
-            "",
-            "    def update(self, val, n=1):",
-            "        self.val = val",
-            "        self.sum += val * n",
-            "        self.count += n",
-            "        self.avg = self.sum / self.count",
-            "",
-            "",
-            f"def save_config(config, folder='{rng.choice(WORDS)}'):",
-            "    os.makedirs(folder, exist_ok=True)",
-            "    with open(os.path.join(folder, 'config.json'), 'w') as handle:",
-            "        json.dump(config, handle, indent=2)",
-            "",
-            "",
-            "def timestamp():",
-            "    return time.strftime('%Y-%m-%d %H:%M:%S')",
-            "",
-        ]), meter
+        return "\n".join(
+            [
+                "import json",
+                "import os",
+                "import time",
+                "",
+                "",
+                f"class {meter}:",
+                '    """Computes and stores the average and current value."""',
+                "",
+                "    def __init__(self, name, fmt=':f'):",
+                "        self.name = name",
+                "        self.fmt = fmt",
+                "        self.reset()",
+                "",
+                "    def reset(self):",
+                "        self.val = self.avg = self.sum = self.count = 0",
+                "",
+                "    def update(self, val, n=1):",
+                "        self.val = val",
+                "        self.sum += val * n",
+                "        self.count += n",
+                "        self.avg = self.sum / self.count",
+                "",
+                "",
+                f"def save_config(config, folder='{rng.choice(WORDS)}'):",
+                "    os.makedirs(folder, exist_ok=True)",
+                "    with open(os.path.join(folder, 'config.json'), 'w') as handle:",
+                "        json.dump(config, handle, indent=2)",
+                "",
+                "",
+                "def timestamp():",
+                "    return time.strftime('%Y-%m-%d %H:%M:%S')",
+                "",
+            ]
+        ), meter
 
-    def train_script(self, bugs: List[str], model_import: str = "", dataset_import: str = "",
-                     model: str = "", dataset: str = "", helpers_import: str = "", meter: str = "") -> str:
+    def train_script(
+        self,
+        bugs: list[str],
+        model_import: str = "",
+        dataset_import: str = "",
+        model: str = "",
+        dataset: str = "",
+        helpers_import: str = "",
+        meter: str = "",
+    ) -> str:
         """A training script: argparse, data, model, optimizer, train and test loops, a
         checkpoint. `bugs` picks which device bugs it has (empty: correct)."""
         rng = self.rng
         epochs = rng.choice((1, 5, 10, 14))
         lr = rng.choice((0.1, 0.01, 1e-3))
         batch = rng.choice((32, 64, 128))
-        head = ["import argparse", "", "import torch", "import torch.nn as nn", "import torch.nn.functional as F",
-                "import torch.optim as optim", "from torch.utils.data import DataLoader, Dataset"]
+        head = [
+            "import argparse",
+            "",
+            "import torch",
+            "import torch.nn as nn",
+            "import torch.nn.functional as F",
+            "import torch.optim as optim",
+            "from torch.utils.data import DataLoader, Dataset",
+        ]
         if model_import:
             head.append(model_import)
         if dataset_import:
@@ -226,11 +276,16 @@ class Writer:
         else:
             main.append(f"    model = {model}()")
         main.append("    optimizer = " + rng.choice(OPTIMIZERS).format(lr=lr))
-        main.append(f"    scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma={rng.choice((0.7, 0.9))})")
+        main.append(
+            f"    scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma={rng.choice((0.7, 0.9))})"
+        )
         if "load-map-location" in bugs:
             main += ["    if args.resume:", "        model.load_state_dict(torch.load(args.resume))"]
         else:
-            main += ["    if args.resume:", "        model.load_state_dict(torch.load(args.resume, map_location=device))"]
+            main += [
+                "    if args.resume:",
+                "        model.load_state_dict(torch.load(args.resume, map_location=device))",
+            ]
         if meter:
             main.append(f"    meter = {meter}('loss')")
         main += [
@@ -258,73 +313,79 @@ class Writer:
         for _ in range(rng.randint(2, 6)):
             fname = self.name("parse_")
             word = rng.choice(WORDS)
-            functions.append("\n".join([
-                f"def {fname}(lines, limit={rng.randrange(1, 100)}):",
-                f'    """Collect the {word} fields of the first `limit` lines."""',
-                "    found = []",
-                "    for number, line in enumerate(lines):",
-                "        if number >= limit:",
-                "            break",
-                "        parts = line.strip().split(',')",
-                f"        if len(parts) > {rng.randrange(1, 5)} and parts[0].startswith('{word[:2]}'):",
-                f"            found.append({cls}(parts[0], float(parts[-1] or 0)))",
-                "    return sorted(found, key=lambda record: record.value)",
+            functions.append(
+                "\n".join(
+                    [
+                        f"def {fname}(lines, limit={rng.randrange(1, 100)}):",
+                        f'    """Collect the {word} fields of the first `limit` lines."""',
+                        "    found = []",
+                        "    for number, line in enumerate(lines):",
+                        "        if number >= limit:",
+                        "            break",
+                        "        parts = line.strip().split(',')",
+                        f"        if len(parts) > {rng.randrange(1, 5)} and parts[0].startswith('{word[:2]}'):",
+                        f"            found.append({cls}(parts[0], float(parts[-1] or 0)))",
+                        "    return sorted(found, key=lambda record: record.value)",
+                        "",
+                    ]
+                )
+            )
+        return "\n".join(
+            [
+                '"""A small tool over CSV-like text (generated for the benchmark)."""',
                 "",
-            ]))
-        return "\n".join([
-            '"""A small tool over CSV-like text (generated for the benchmark)."""',
-            "",
-            "import argparse",
-            "import collections",
-            "import json",
-            "import sys",
-            "from dataclasses import dataclass",
-            "",
-            "",
-            "@dataclass",
-            f"class {cls}:",
-            "    name: str",
-            "    value: float",
-            "",
-            "    def scaled(self, factor):",
-            f"        return {cls}(self.name, self.value * factor)",
-            "",
-            "",
-            "\n\n".join(functions),
-            "",
-            "def summarise(records):",
-            "    counts = collections.Counter(record.name for record in records)",
-            "    return {name: count for name, count in counts.most_common(10)}",
-            "",
-            "",
-            "def main(argv=None):",
-            "    parser = argparse.ArgumentParser()",
-            "    parser.add_argument('path')",
-            "    parser.add_argument('--json', action='store_true')",
-            "    args = parser.parse_args(argv)",
-            "    with open(args.path) as handle:",
-            "        lines = handle.readlines()",
-            "    records = []",
-            "    for line in lines:",
-            "        records.extend(" + functions[0].split("(")[0][4:] + "([line]))",
-            "    summary = summarise(records)",
-            "    if args.json:",
-            "        json.dump(summary, sys.stdout)",
-            "    else:",
-            "        for name, count in summary.items():",
-            "            print(f'{name}: {count}')",
-            "",
-            "",
-            "if __name__ == '__main__':",
-            "    main()",
-            "",
-        ])
+                "import argparse",
+                "import collections",
+                "import json",
+                "import sys",
+                "from dataclasses import dataclass",
+                "",
+                "",
+                "@dataclass",
+                f"class {cls}:",
+                "    name: str",
+                "    value: float",
+                "",
+                "    def scaled(self, factor):",
+                f"        return {cls}(self.name, self.value * factor)",
+                "",
+                "",
+                "\n\n".join(functions),
+                "",
+                "def summarise(records):",
+                "    counts = collections.Counter(record.name for record in records)",
+                "    return {name: count for name, count in counts.most_common(10)}",
+                "",
+                "",
+                "def main(argv=None):",
+                "    parser = argparse.ArgumentParser()",
+                "    parser.add_argument('path')",
+                "    parser.add_argument('--json', action='store_true')",
+                "    args = parser.parse_args(argv)",
+                "    with open(args.path) as handle:",
+                "        lines = handle.readlines()",
+                "    records = []",
+                "    for line in lines:",
+                "        records.extend(" + functions[0].split("(")[0][4:] + "([line]))",
+                "    summary = summarise(records)",
+                "    if args.json:",
+                "        json.dump(summary, sys.stdout)",
+                "    else:",
+                "        for name, count in summary.items():",
+                "            print(f'{name}: {count}')",
+                "",
+                "",
+                "if __name__ == '__main__':",
+                "    main()",
+                "",
+            ]
+        )
 
 
 BUGS = ("hard-coded-cuda", "model-not-moved", "batch-not-moved", "load-map-location", "host-conversion")
 
 
-def generate(root: Path, files: int, seed: int = 0) -> Dict[str, int]:
+def generate(root: Path, files: int, seed: int = 0) -> dict[str, int]:
     """Write the corpus under `root`; returns the number of files of each kind."""
     writer = Writer(seed)
     rng = writer.rng
@@ -344,23 +405,37 @@ def generate(root: Path, files: int, seed: int = 0) -> Dict[str, int]:
                 model, dataset = writer.name("Net").capitalize(), writer.name("Data").capitalize()
                 header = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
                 (project / "models.py").write_text(header + "\n\n" + writer.model_class(model))
-                (project / "data.py").write_text("import torch\nfrom torch.utils.data import Dataset\n\n\n" + writer.dataset_class(dataset))
+                (project / "data.py").write_text(
+                    "import torch\nfrom torch.utils.data import Dataset\n\n\n" + writer.dataset_class(dataset)
+                )
                 helpers, meter = writer.helpers()
                 (project / "utils.py").write_text(helpers)
-                (project / "train.py").write_text(writer.train_script(
-                    bugs, f"from models import {model}", f"from data import {dataset}", model, dataset,
-                    f"from utils import {meter}, timestamp", meter))
+                (project / "train.py").write_text(
+                    writer.train_script(
+                        bugs,
+                        f"from models import {model}",
+                        f"from data import {dataset}",
+                        model,
+                        dataset,
+                        f"from utils import {meter}, timestamp",
+                        meter,
+                    )
+                )
                 made += 4
             elif shape < 0.35:
                 (folder / f"model_{index}.py").parent.mkdir(parents=True, exist_ok=True)
                 name = writer.name("Net").capitalize()
-                (folder / f"model_{index}.py").write_text("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
-                                                          + writer.model_class(name))
+                (folder / f"model_{index}.py").write_text(
+                    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                    + writer.model_class(name)
+                )
                 made += 1
             elif shape < 0.45 and kind == "clean":
                 folder.mkdir(parents=True, exist_ok=True)
-                (folder / f"dataset_{index}.py").write_text("import torch\nfrom torch.utils.data import Dataset\n\n\n"
-                                                            + writer.dataset_class(writer.name("Data").capitalize()))
+                (folder / f"dataset_{index}.py").write_text(
+                    "import torch\nfrom torch.utils.data import Dataset\n\n\n"
+                    + writer.dataset_class(writer.name("Data").capitalize())
+                )
                 made += 1
             else:
                 folder.mkdir(parents=True, exist_ok=True)

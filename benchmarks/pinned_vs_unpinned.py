@@ -68,7 +68,9 @@ def main() -> int:
     torch.manual_seed(0)
     X = torch.randn(args.samples, args.features)
     y = torch.randint(0, 10, (args.samples,))
-    print(f"{torch.cuda.get_device_name()} | torch {torch.__version__} | {args.samples} x {args.features} floats, batch {args.batch_size}")
+    print(
+        f"{torch.cuda.get_device_name()} | torch {torch.__version__} | {args.samples} x {args.features} floats, batch {args.batch_size}"
+    )
     pinned = timed("a: pinned + non_blocking", X, y, device, args, pin=True, on_device=False)
     unpinned = timed("b: unpinned", X, y, device, args, pin=False, on_device=False)
     on_device = timed("c: data on the device", X, y, device, args, pin=False, on_device=True)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import generate  # noqa: E402
+from corpus import generate
 
-from devfix.config import Config  # noqa: E402
-from devfix.engine import FileResult, process_project  # noqa: E402
+from devfix.config import Config
+from devfix.engine import FileResult, process_project
 
 
 def reads(root: Path):
@@ -43,8 +43,10 @@ def main() -> None:
         config = Config()
         alone = cpu(lambda: [process_project([read], config, fix=False) for read in files])
         together = cpu(lambda: process_project(files, config, fix=False))
-    print(f"{len(files)} files: one by one {alone:.2f} s CPU, as one project {together:.2f} s CPU, "
-          f"ratio {together / alone:.2f}x (target <= 1.3x)")
+    print(
+        f"{len(files)} files: one by one {alone:.2f} s CPU, as one project {together:.2f} s CPU, "
+        f"ratio {together / alone:.2f}x (target <= 1.3x)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, Optional, Sequence
 
 import devfix
 from devfix.analysis.project import ProjectFacts, ProjectIndex, imports_any
@@ -50,7 +50,9 @@ def _devfix_fingerprint() -> str:
     """devfix's version, and the sizes and times of its source files, Python's and LibCST's versions."""
     import libcst
 
-    digest = hashlib.sha256(f"{devfix.__version__}|{sys.version_info[:3]}|{getattr(libcst, 'LIBCST_VERSION', '')}".encode())
+    digest = hashlib.sha256(
+        f"{devfix.__version__}|{sys.version_info[:3]}|{getattr(libcst, 'LIBCST_VERSION', '')}".encode()
+    )
     try:
         from importlib.metadata import version
 
@@ -73,8 +75,8 @@ class Cache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.fingerprint = _devfix_fingerprint()
-        self.entries: Dict[str, dict] = {}  # the group's paths, joined -> {"key", "results"}
-        self.runs: Dict[str, dict] = {}  # a run's files, hashed -> {"key", "results"}: the last run of those files
+        self.entries: dict[str, dict] = {}  # the group's paths, joined -> {"key", "results"}
+        self.runs: dict[str, dict] = {}  # a run's files, hashed -> {"key", "results"}: the last run of those files
         self.changed = False
         self.hits = 0
         try:
@@ -104,12 +106,20 @@ class Cache:
         index = ProjectIndex([read.path for read in reads])
         digest = hashlib.sha256(f"{self.fingerprint}|fix={fix}|run".encode())
         for read, config in zip(reads, configs):
-            missing = sorted(index.missing_imports(read.path, read.old)) if index.several and read.path.endswith(".py") else []
-            digest.update(repr((read.path, read.error, repr(config), missing, index.in_library(read.path))).encode("utf-8", "surrogateescape"))
+            missing = (
+                sorted(index.missing_imports(read.path, read.old))
+                if index.several and read.path.endswith(".py")
+                else []
+            )
+            digest.update(
+                repr((read.path, read.error, repr(config), missing, index.in_library(read.path))).encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
             digest.update(hashlib.sha256(read.old).digest())
         return digest.hexdigest()
 
-    def get_run(self, reads, key: str) -> Optional[Dict[int, object]]:
+    def get_run(self, reads, key: str) -> dict[int, object] | None:
         entry = self.runs.get(_run_name(reads))
         if entry is None or entry.get("key") != key:
             return None
@@ -119,7 +129,7 @@ class Cache:
         except (KeyError, TypeError, ValueError, IndexError):
             return None
 
-    def put_run(self, reads, key: str, results: Dict[int, object]) -> None:
+    def put_run(self, reads, key: str, results: dict[int, object]) -> None:
         name = _run_name(reads)
         self.runs.pop(name, None)
         self.runs[name] = {"key": key, "results": [[reads[i].path, _encode(r)] for i, r in sorted(results.items())]}
@@ -128,21 +138,26 @@ class Cache:
         self.changed = True
 
     # -- a group of files ---------------------------------------------------------------------
-    def get(self, group: Sequence[int], reads, key: str) -> Optional[Dict[int, object]]:
+    def get(self, group: Sequence[int], reads, key: str) -> dict[int, object] | None:
         """The group's results (index -> FileResult), if stored under `key`."""
         entry = self.entries.get(_name(group, reads))
         if entry is None or entry.get("key") != key:
             return None
         try:
-            results = {group[position]: _decode(reads[group[position]], encoded) for position, encoded in entry["results"]}
+            results = {
+                group[position]: _decode(reads[group[position]], encoded) for position, encoded in entry["results"]
+            }
         except (KeyError, TypeError, ValueError, IndexError):
             return None
         self.hits += 1
         return results
 
-    def put(self, group: Sequence[int], reads, key: str, results: Dict[int, object]) -> None:
+    def put(self, group: Sequence[int], reads, key: str, results: dict[int, object]) -> None:
         position = {index: i for i, index in enumerate(group)}
-        self.entries[_name(group, reads)] = {"key": key, "results": [[position[i], _encode(r)] for i, r in sorted(results.items())]}
+        self.entries[_name(group, reads)] = {
+            "key": key,
+            "results": [[position[i], _encode(r)] for i, r in sorted(results.items())],
+        }
         self.changed = True
 
     def save(self) -> None:
@@ -153,7 +168,9 @@ class Cache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# Automatically created by devfix.\n*\n", encoding="utf-8")
-            text = json.dumps({"devfix": self.fingerprint, "groups": self.entries, "runs": self.runs}, separators=(",", ":"))
+            text = json.dumps(
+                {"devfix": self.fingerprint, "groups": self.entries, "runs": self.runs}, separators=(",", ":")
+            )
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".groups-", suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)
@@ -181,8 +198,16 @@ def _what_the_run_tells(path: str, data: bytes, project: ProjectFacts) -> str:
     index = project.index
     missing = sorted(index.missing_imports(path, data)) if index is not None and index.several else []
     passed = sorted((name, count, sorted(keywords)) for name, (count, keywords) in project.passed.get(path, {}).items())
-    return repr((sorted(project.unreferenced.get(path, ())), missing, imports_any(data, project.cuda_extensions), passed,
-                 sorted(project.elsewhere.get(path, ())), project.chooses_gpus_elsewhere(path)))
+    return repr(
+        (
+            sorted(project.unreferenced.get(path, ())),
+            missing,
+            imports_any(data, project.cuda_extensions),
+            passed,
+            sorted(project.elsewhere.get(path, ())),
+            project.chooses_gpus_elsewhere(path),
+        )
+    )
 
 
 def _text(data: bytes) -> str:
@@ -205,7 +230,18 @@ def _decode(read, fields: dict):
 
     new = read.old if fields["new"] is None else fields["new"].encode("utf-8", "surrogateescape")
     diagnostics = [Diagnostic(**{**d, "edits": tuple(FixEdit(**e) for e in d["edits"])}) for d in fields["diagnostics"]]
-    tuples = {name: [tuple(item) for item in fields[name]] for name in ("uses", "undecided", "cells", "cell_errors", "suppression_notes")}
-    return FileResult(read.path, read.old, new, diagnostics, error=fields["error"], traceback=fields["traceback"],
-                      undecided_cells=list(fields["undecided_cells"]), suppression_cells=list(fields["suppression_cells"]),
-                      **tuples)
+    tuples = {
+        name: [tuple(item) for item in fields[name]]
+        for name in ("uses", "undecided", "cells", "cell_errors", "suppression_notes")
+    }
+    return FileResult(
+        read.path,
+        read.old,
+        new,
+        diagnostics,
+        error=fields["error"],
+        traceback=fields["traceback"],
+        undecided_cells=list(fields["undecided_cells"]),
+        suppression_cells=list(fields["suppression_cells"]),
+        **tuples,
+    )

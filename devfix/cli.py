@@ -20,21 +20,31 @@ import os
 import shlex
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import ClassVar
 
 import click
 
 from devfix import __version__, suppressions
+from devfix.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from devfix.cache import Cache
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
 from devfix.engine import FileResult, process_project
 from devfix.files import discover_with_trees
-from devfix.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR, Cache
 from devfix.parallel import default_jobs
-from devfix.report import (by_hand, cell_error_lines, location, summary, text_lines, undecided_line, unified_diff,
-                           with_suppression_notes)
-from devfix.report import terminal
+from devfix.report import (
+    by_hand,
+    cell_error_lines,
+    location,
+    summary,
+    terminal,
+    text_lines,
+    undecided_line,
+    unified_diff,
+    with_suppression_notes,
+)
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.report.summary_md import summary_markdown
 from devfix.rules import ALL_RULES, lookup
@@ -51,7 +61,9 @@ class OneLineErrors(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            result = super().main(args=args, prog_name=prog_name or "devfix", complete_var=complete_var, standalone_mode=False, **extra)
+            result = super().main(
+                args=args, prog_name=prog_name or "devfix", complete_var=complete_var, standalone_mode=False, **extra
+            )
         except click.exceptions.Exit as done:
             code = done.exit_code
         except click.UsageError as error:
@@ -71,7 +83,7 @@ class OneLineErrors(click.Group):
         return code
 
 
-def _split(values: Tuple[str, ...]) -> Tuple[str, ...]:
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
@@ -83,43 +95,114 @@ def _decorate(function, options):
 
 def selection_options(function):
     """Which files, which rules, which configuration: every command that runs the rules."""
-    return _decorate(function, [
-        click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=Path)),
-        click.option("--files-from", type=click.File("r"), default=None,
-                     help="Also check the paths listed in this file, one a line (`-`: read them from stdin)."),
-        click.option("--stdin-filename", default=None,
-                     help="With `-` as the path: the name of the source read on stdin (for its configuration, excludes and messages)."),
-        click.option("--select", multiple=True, help="Only these rules (codes, prefixes or names; comma-separated)."),
-        click.option("--extend-select", multiple=True, help="Add rules that are off by default (e.g. DEV014)."),
-        click.option("--ignore", multiple=True, help="Skip these rules."),
-        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes marked unsafe (e.g. DEV013)."),
-        click.option("--device-style", type=click.Choice(DEVICE_STYLES), default=None, help="Form of a new device declaration: `conditional` (torch.cuda) or `accelerator` (torch.accelerator)."),
-        click.option("--dataset-placement", type=click.Choice(DATASET_PLACEMENTS), default=None, help="Where dataset tensors live: `pinned` CPU memory (default) or the `device`."),
-        click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one)."),
-        click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip (from the working directory)."),
-        click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit)."),
-        click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
-        click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, metavar="N",
-                     help="Analyse in N processes (default 0: one per CPU). The output is the same for any N."),
-        click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of earlier results."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help=f"Where the cache lives (default: {DEFAULT_CACHE_DIR}/ in the working directory)."),
-    ])
+    return _decorate(
+        function,
+        [
+            click.argument("paths", nargs=-1, required=False, type=click.Path(path_type=Path)),
+            click.option(
+                "--files-from",
+                type=click.File("r"),
+                default=None,
+                help="Also check the paths listed in this file, one a line (`-`: read them from stdin).",
+            ),
+            click.option(
+                "--stdin-filename",
+                default=None,
+                help="With `-` as the path: the name of the source read on stdin (for its configuration, excludes and messages).",
+            ),
+            click.option(
+                "--select", multiple=True, help="Only these rules (codes, prefixes or names; comma-separated)."
+            ),
+            click.option("--extend-select", multiple=True, help="Add rules that are off by default (e.g. DEV014)."),
+            click.option("--ignore", multiple=True, help="Skip these rules."),
+            click.option(
+                "--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes marked unsafe (e.g. DEV013)."
+            ),
+            click.option(
+                "--device-style",
+                type=click.Choice(DEVICE_STYLES),
+                default=None,
+                help="Form of a new device declaration: `conditional` (torch.cuda) or `accelerator` (torch.accelerator).",
+            ),
+            click.option(
+                "--dataset-placement",
+                type=click.Choice(DATASET_PLACEMENTS),
+                default=None,
+                help="Where dataset tensors live: `pinned` CPU memory (default) or the `device`.",
+            ),
+            click.option(
+                "--config",
+                "config_path",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="pyproject.toml to read [tool.devfix] from (default: the nearest one).",
+            ),
+            click.option(
+                "--exclude", multiple=True, help="Extra gitignore-style patterns to skip (from the working directory)."
+            ),
+            click.option(
+                "--force-exclude",
+                is_flag=True,
+                help="Apply the excludes to files named on the command line too (for pre-commit).",
+            ),
+            click.option("--show-traceback", is_flag=True, help="Show the traceback of an internal error."),
+            click.option(
+                "--jobs",
+                "-j",
+                type=click.IntRange(min=0),
+                default=0,
+                metavar="N",
+                help="Analyse in N processes (default 0: one per CPU). The output is the same for any N.",
+            ),
+            click.option("--no-cache", is_flag=True, help="Neither read nor write the cache of earlier results."),
+            click.option(
+                "--cache-dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=None,
+                help=f"Where the cache lives (default: {DEFAULT_CACHE_DIR}/ in the working directory).",
+            ),
+        ],
+    )
 
 
 def output_options(function):
     """How the report looks and where it goes: check and apply."""
-    return _decorate(function, [
-        click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
-                     help="Report format: text for people; json, github (Actions annotations), sarif (code scanning), "
-                          "gitlab (Code Quality) or junit for CI. `--format` is the same option."),
-        click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Write the report to this file instead of the terminal (the diff of `apply --diff` stays on stdout)."),
-        click.option("--statistics", is_flag=True, help="Count the findings per rule instead of listing them (text or json)."),
-        click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found or left (errors still exit 2)."),
-        click.option("-q", "--quiet", is_flag=True, help="Print the findings, errors and diff, without the summary lines."),
-        click.option("--show-undecided", is_flag=True, help="List the places where devfix could not tell which device a value is on (left alone)."),
-    ])
+    return _decorate(
+        function,
+        [
+            click.option(
+                "--output-format",
+                "--format",
+                "output_format",
+                type=click.Choice(FORMATS),
+                default="text",
+                show_default=True,
+                help="Report format: text for people; json, github (Actions annotations), sarif (code scanning), "
+                "gitlab (Code Quality) or junit for CI. `--format` is the same option.",
+            ),
+            click.option(
+                "--output-file",
+                "-o",
+                type=click.Path(dir_okay=False, path_type=Path),
+                default=None,
+                help="Write the report to this file instead of the terminal (the diff of `apply --diff` stays on stdout).",
+            ),
+            click.option(
+                "--statistics", is_flag=True, help="Count the findings per rule instead of listing them (text or json)."
+            ),
+            click.option(
+                "--exit-zero", is_flag=True, help="Exit 0 even when problems are found or left (errors still exit 2)."
+            ),
+            click.option(
+                "-q", "--quiet", is_flag=True, help="Print the findings, errors and diff, without the summary lines."
+            ),
+            click.option(
+                "--show-undecided",
+                is_flag=True,
+                help="List the places where devfix could not tell which device a value is on (left alone).",
+            ),
+        ],
+    )
 
 
 def common_options(function):
@@ -143,13 +226,27 @@ def main() -> None:
 
 @main.command()
 @common_options
-@click.option("--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change.")
-@click.option("--summary-md", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write a Markdown summary of the fixes (per rule: count, what it fixes, an example hunk, files) for a pull request.")
-@click.option("--interactive", "-i", is_flag=True,
-              help="Show each file's diff and ask: [y]es apply, [n]o skip, [a]ll the rest, [q]uit (skip the rest).")
-@click.option("--format-with", default=None, metavar="COMMAND",
-              help="Run this formatter on the files devfix wrote, e.g. \"ruff format\" (the files' names are appended).")
+@click.option(
+    "--diff", is_flag=True, help="Dry run: print a unified diff, write nothing; exit 1 if anything would change."
+)
+@click.option(
+    "--summary-md",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a Markdown summary of the fixes (per rule: count, what it fixes, an example hunk, files) for a pull request.",
+)
+@click.option(
+    "--interactive",
+    "-i",
+    is_flag=True,
+    help="Show each file's diff and ask: [y]es apply, [n]o skip, [a]ll the rest, [q]uit (skip the rest).",
+)
+@click.option(
+    "--format-with",
+    default=None,
+    metavar="COMMAND",
+    help='Run this formatter on the files devfix wrote, e.g. "ruff format" (the files\' names are appended).',
+)
 def apply(paths, diff, summary_md, interactive, format_with, **options) -> int:
     """Fix device-placement bugs in the files under PATHS, in place.
 
@@ -189,7 +286,9 @@ def apply(paths, diff, summary_md, interactive, format_with, **options) -> int:
         try:
             summary_md.write_text(summary_markdown(results, dry_run=diff), encoding="utf-8")
         except OSError as error:
-            raise click.ClickException(f"cannot write the summary to '{summary_md}': {error.strerror or error}") from None
+            raise click.ClickException(
+                f"cannot write the summary to '{summary_md}': {error.strerror or error}"
+            ) from None
     remaining = any(by_hand(d) for r in results for d in r.diagnostics)
     if any(r.error or r.cell_errors for r in results):
         return 2
@@ -237,7 +336,7 @@ def add_ignore(paths, **options) -> int:
             # DEV001's declarations exist for the fixes that need them: once those are silenced
             # they are gone, so DEV001 is silenced only where it is all that is left
             others = any(d.code != "DEV001" for d in result.diagnostics)
-            lines: Dict[int, set] = {}
+            lines: dict[int, set] = {}
             for d in result.diagnostics:
                 if (result.path, d.line) not in refused and not (others and d.code == "DEV001"):
                     lines.setdefault(d.line, set()).add(d.code)
@@ -264,7 +363,10 @@ def add_ignore(paths, **options) -> int:
         if result.path.lower().endswith(".ipynb") and result.diagnostics:
             click.echo(f"{result.path}: {len(result.diagnostics)} finding(s) in a notebook left as they are", err=True)
     for path, line in sorted(refused):
-        click.echo(f"{path}:{line}: no comment can go at the end of this line (it ends inside a string or with a backslash)", err=True)
+        click.echo(
+            f"{path}:{line}: no comment can go at the end of this line (it ends inside a string or with a backslash)",
+            err=True,
+        )
     if not options["quiet"]:
         click.echo(f"Added {added} suppression{'s' * (added != 1)} to {len(files)} file{'s' * (len(files) != 1)}.")
     return 2 if any(r.error or r.cell_errors for r in results) else 0
@@ -272,7 +374,13 @@ def add_ignore(paths, **options) -> int:
 
 @main.command("show-settings")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="pyproject.toml to read [tool.devfix] from (default: the nearest one).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="pyproject.toml to read [tool.devfix] from (default: the nearest one).",
+)
 @click.option("--select", multiple=True, help="As for check: only these rules.")
 @click.option("--extend-select", multiple=True, help="As for check: add rules that are off by default.")
 @click.option("--ignore", multiple=True, help="As for check: skip these rules.")
@@ -297,7 +405,7 @@ def list_rules() -> None:
 @main.command()
 @click.argument("rule", required=False)
 @click.option("--all", "everything", is_flag=True, help="Every rule's page (this is how docs/rules.md is made).")
-def explain(rule: Optional[str], everything: bool) -> int:
+def explain(rule: str | None, everything: bool) -> int:
     """Show the documentation of RULE (a code like DEV003 or a name like model-placement)."""
     if everything:
         click.echo(rules_reference(), nl=False)
@@ -321,9 +429,9 @@ def rules_reference() -> str:
 
 @dataclass
 class _Run:
-    results: List[FileResult]
-    trees: Dict[int, Path]  # id(result) -> the resolved tree its file was found in
-    stdin: Optional[bytes] = None  # the source read on stdin (`-`), else None
+    results: list[FileResult]
+    trees: dict[int, Path]  # id(result) -> the resolved tree its file was found in
+    stdin: bytes | None = None  # the source read on stdin (`-`), else None
 
 
 class _Questions:
@@ -332,28 +440,36 @@ class _Questions:
     applying half of them could leave code that fails where the whole was correct. A file
     declined keeps its findings as fixable (exit 1: problems left)."""
 
-    ANSWERS = {"y": "yes", "n": "no", "a": "all", "q": "quit"}
+    ANSWERS: ClassVar[dict[str, str]] = {"y": "yes", "n": "no", "a": "all", "q": "quit"}
 
     def __init__(self) -> None:
-        self.rest: Optional[bool] = None  # after [a]ll or [q]uit: the answer for every file left
+        self.rest: bool | None = None  # after [a]ll or [q]uit: the answer for every file left
 
     def __call__(self, result: FileResult) -> bool:
         accept = self.rest
         if accept is None:
             for line in unified_diff(result).splitlines(keepends=True):
                 click.echo(terminal.diff_line(line), nl=False, color=terminal.echo_color())
-            answer = self.ANSWERS[click.prompt(f"Apply the fixes to {result.path}? [y]es, [n]o, [a]ll the rest, [q]uit",
-                                               type=click.Choice(list(self.ANSWERS)), show_choices=False, default="y")]
+            answer = self.ANSWERS[
+                click.prompt(
+                    f"Apply the fixes to {result.path}? [y]es, [n]o, [a]ll the rest, [q]uit",
+                    type=click.Choice(list(self.ANSWERS)),
+                    show_choices=False,
+                    default="y",
+                )
+            ]
             accept = answer in ("yes", "all")
             if answer in ("all", "quit"):
                 self.rest = accept
         if not accept:
             result.new = result.old
-            result.diagnostics = [dataclasses.replace(d, status="fixable") if d.status == "fixed" else d for d in result.diagnostics]
+            result.diagnostics = [
+                dataclasses.replace(d, status="fixable") if d.status == "fixed" else d for d in result.diagnostics
+            ]
         return accept
 
 
-def _format_with(command: str, written: List[FileResult]) -> None:
+def _format_with(command: str, written: list[FileResult]) -> None:
     """Run the user's formatter on the files devfix wrote: devfix keeps the file's style by
     itself, but a project whose CI checks `ruff format` or `black` wants the new lines
     formatted its way. A formatter that fails is an error on those files (exit 2)."""
@@ -372,7 +488,7 @@ def _format_with(command: str, written: List[FileResult]) -> None:
         result.diagnostics = []
 
 
-def _paths(paths: Sequence[Path], options: dict) -> List[Path]:
+def _paths(paths: Sequence[Path], options: dict) -> list[Path]:
     """The paths of the command line and of `--files-from` (blank lines skipped)."""
     listed = list(paths)
     if options.get("files_from") is not None:
@@ -400,16 +516,25 @@ def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = Fal
             raise click.UsageError(f"path '{path}' does not exist")
     try:
         settings = _settings(options)
-        found = sorted(discover_with_trees(paths, is_excluded=settings.excluded, force_exclude=options["force_exclude"]),
-                       key=lambda item: _display(item[0]))
+        found = sorted(
+            discover_with_trees(paths, is_excluded=settings.excluded, force_exclude=options["force_exclude"]),
+            key=lambda item: _display(item[0]),
+        )
         configs = [settings.for_path(path) for path, _ in found]
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     reads = [_read_file(path) for path, _ in found]
     with terminal.progress(len(reads), "devfix", enabled=not options.get("quiet")) as advance:
         cache = None if options.get("no_cache") else Cache(options.get("cache_dir") or Path(DEFAULT_CACHE_DIR))
-        results = process_project(reads, configs[0] if configs else Config(), fix=fix, configs=configs, progress=advance,
-                                  jobs=options.get("jobs") or default_jobs(), cache=cache)
+        results = process_project(
+            reads,
+            configs[0] if configs else Config(),
+            fix=fix,
+            configs=configs,
+            progress=advance,
+            jobs=options.get("jobs") or default_jobs(),
+            cache=cache,
+        )
     return _Run(results, {id(result): tree for result, (_, tree) in zip(results, found)})
 
 
@@ -477,9 +602,9 @@ class _Sink:
     stdout never carries two things, and `apply --diff > fix.patch` is a clean patch."""
 
     def __init__(self, options: dict, stdout_taken: bool) -> None:
-        self.file: Optional[Path] = options.get("output_file")
+        self.file: Path | None = options.get("output_file")
         self.err = stdout_taken
-        self.lines: List[str] = []
+        self.lines: list[str] = []
 
     def echo(self, text: str) -> None:
         if self.file is not None:
@@ -492,13 +617,20 @@ class _Sink:
             return
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            self.file.write_text("".join(line + ("" if line.endswith("\n") else "\n") for line in self.lines), encoding="utf-8")
+            self.file.write_text(
+                "".join(line + ("" if line.endswith("\n") else "\n") for line in self.lines), encoding="utf-8"
+            )
         except OSError as error:
             raise click.ClickException(f"cannot write the report to '{self.file}': {error.strerror or error}") from None
 
 
-def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mode: bool = False,
-            stdout_taken: Optional[bool] = None) -> None:
+def _report(
+    results: list[FileResult],
+    options: dict,
+    diff_mode: bool,
+    check_mode: bool = False,
+    stdout_taken: bool | None = None,
+) -> None:
     """The report, where _Sink says. `stdout_taken`: stdout carries the diff or the fixed source."""
     sink = _Sink(options, diff_mode if stdout_taken is None else stdout_taken)
     output_format = options["output_format"]
@@ -529,7 +661,9 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
         if options["show_undecided"]:
             cells = result.undecided_cells or [None] * len(result.undecided)
             for (line, column, code), cell in zip(result.undecided, cells):
-                sink.echo(f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone")
+                sink.echo(
+                    f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone"
+                )
     if options["statistics"]:
         for line in statistics_lines(results):
             sink.echo(line)
@@ -541,7 +675,7 @@ def _report(results: List[FileResult], options: dict, diff_mode: bool, check_mod
     sink.close()
 
 
-def _error_lines(result: FileResult, options: dict) -> List[str]:
+def _error_lines(result: FileResult, options: dict) -> list[str]:
     """A file or cell devfix could not read, in one line each (and the traceback on request)."""
     if result.error:
         lines = [f"{result.path}: error: {result.error}"]

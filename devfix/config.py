@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,19 +24,19 @@ DATASET_PLACEMENTS = ("pinned", "device")
 
 @dataclass(frozen=True)
 class Config:
-    select: Tuple[str, ...] = ()  # empty: every rule enabled by default
-    extend_select: Tuple[str, ...] = ()  # add opt-in rules to the default set
-    ignore: Tuple[str, ...] = ()
+    select: tuple[str, ...] = ()  # empty: every rule enabled by default
+    extend_select: tuple[str, ...] = ()  # add opt-in rules to the default set
+    ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     device_style: str = "conditional"
     dataset_placement: str = "pinned"
-    exclude: Tuple[str, ...] = ()
-    extend_exclude: Tuple[str, ...] = ()
-    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (gitignore-style pattern, codes)
-    source: Optional[Path] = None  # the pyproject.toml this came from
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (gitignore-style pattern, codes)
+    source: Path | None = None  # the pyproject.toml this came from
     root: Path = field(default_factory=Path.cwd)
 
-    def with_overrides(self, **overrides: Any) -> "Config":
+    def with_overrides(self, **overrides: Any) -> Config:
         changes = {key: value for key, value in overrides.items() if value is not None}
         return replace(self, **changes)
 
@@ -64,7 +64,7 @@ def shown(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
+def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.devfix] table, from `start` upwards.
 
     A pyproject.toml on the way that is not valid TOML is an error (ConfigError, naming the
@@ -85,7 +85,7 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
-def load_config(path: Optional[Path]) -> Config:
+def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
@@ -100,11 +100,13 @@ def load_config(path: Optional[Path]) -> Config:
     return validate(table, path)
 
 
-def validate(table: Dict[str, Any], path: Path) -> Config:
-    values: Dict[str, Any] = {}
+def validate(table: dict[str, Any], path: Path) -> Config:
+    values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in _KEYS:
-            raise ConfigError(f"{shown(path)}: unknown option '{key}' in [tool.devfix] (known: {', '.join(sorted(_KEYS))})")
+            raise ConfigError(
+                f"{shown(path)}: unknown option '{key}' in [tool.devfix] (known: {', '.join(sorted(_KEYS))})"
+            )
         attribute = _KEYS[key]
         if attribute == "unsafe_fixes":
             if not isinstance(value, bool):
@@ -114,10 +116,13 @@ def validate(table: Dict[str, Any], path: Path) -> Config:
             if value not in allowed:
                 raise ConfigError(f"{shown(path)}: '{key}' must be one of {', '.join(allowed)}, not {value!r}")
         elif attribute == "per_file_ignores":
-            if not isinstance(value, dict) or not all(isinstance(codes, list) and all(isinstance(c, str) for c in codes)
-                                                      for codes in value.values()):
-                raise ConfigError(f"{shown(path)}: '{key}' must be a table of patterns and lists of rules, "
-                                  f"like {{\"tests/*\" = [\"DEV002\"]}}")
+            if not isinstance(value, dict) or not all(
+                isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in value.values()
+            ):
+                raise ConfigError(
+                    f"{shown(path)}: '{key}' must be a table of patterns and lists of rules, "
+                    f'like {{"tests/*" = ["DEV002"]}}'
+                )
             value = tuple((pattern, tuple(codes)) for pattern, codes in value.items())
         else:
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):

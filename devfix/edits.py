@@ -13,8 +13,9 @@ always refer to the original file. Edits compose:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Sequence, Set, Union
+from typing import Union
 
 import libcst as cst
 
@@ -61,13 +62,13 @@ Edit = Union[Replace, InsertBefore, InsertAfter, Remove, ReplaceStatement]
 
 @dataclass
 class _Plan:
-    replace: Dict[int, cst.CSTNode] = field(default_factory=dict)
-    replace_with_many: Dict[int, Sequence[cst.BaseStatement]] = field(default_factory=dict)
-    before: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
-    after: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
-    nested: Set[int] = field(default_factory=set)  # replacements that contain other edits' nodes
+    replace: dict[int, cst.CSTNode] = field(default_factory=dict)
+    replace_with_many: dict[int, Sequence[cst.BaseStatement]] = field(default_factory=dict)
+    before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    after: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    nested: set[int] = field(default_factory=set)  # replacements that contain other edits' nodes
 
-    def without(self, key: int) -> "_Plan":
+    def without(self, key: int) -> _Plan:
         """The plan for visiting a replacement: everything but the replacement itself."""
         replace = {k: v for k, v in self.replace.items() if k != key}
         return _Plan(replace, self.replace_with_many, self.before, self.after, self.nested - {key})
@@ -82,9 +83,9 @@ class _Applier(cst.CSTTransformer):
     def __init__(self, plan: _Plan) -> None:
         super().__init__()
         self.plan = plan
-        self.blocks: List[cst.CSTNode] = []  # enclosing Module / IndentedBlock, innermost last
+        self.blocks: list[cst.CSTNode] = []  # enclosing Module / IndentedBlock, innermost last
         # Comment lines of removed statements, waiting for the next statement of their block.
-        self.orphans: Dict[int, List[cst.EmptyLine]] = {}
+        self.orphans: dict[int, list[cst.EmptyLine]] = {}
 
     def on_visit(self, node) -> bool:
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
@@ -154,7 +155,7 @@ def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
-def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> "tuple[cst.Module, Set[int], Set[int]]":
+def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> tuple[cst.Module, set[int], set[int]]:
     """Apply `edits` to `module`: the new module, the ids of the edits applied, and the ids of
     the edits subsumed (their node is inside a statement another edit removes).
 
@@ -165,8 +166,8 @@ def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> "tuple[
     """
     plan = _Plan()
     rewrites = _Rewrites(ancestors)
-    applied: Set[int] = set()
-    subsumed: Set[int] = set()
+    applied: set[int] = set()
+    subsumed: set[int] = set()
     # Removals first: an edit inside a removed statement is then subsumed, whichever rule made it.
     for edit in sorted(edits, key=lambda e: not _removes(e)):
         node = edit.node
@@ -201,9 +202,9 @@ class _Rewrites:
 
     def __init__(self, ancestors) -> None:
         self.ancestors = ancestors
-        self.taken: List[Edit] = []
-        self.at: Dict[int, List[int]] = {}  # id(node) -> indices of the rewrites of that node
-        self.below: Dict[int, List[int]] = {}  # id(node) -> indices of the rewrites inside it
+        self.taken: list[Edit] = []
+        self.at: dict[int, list[int]] = {}  # id(node) -> indices of the rewrites of that node
+        self.below: dict[int, list[int]] = {}  # id(node) -> indices of the rewrites inside it
 
     def add(self, edit: Edit) -> None:
         index = len(self.taken)
@@ -212,17 +213,18 @@ class _Rewrites:
         for ancestor in self.ancestors(edit.node):
             self.below.setdefault(id(ancestor), []).append(index)
 
+
 def _removes(edit: Edit) -> bool:
-    return isinstance(edit, Remove) or isinstance(edit, ReplaceStatement) and not edit.statements
+    return isinstance(edit, Remove) or (isinstance(edit, ReplaceStatement) and not edit.statements)
 
 
-def _fit(edit: Edit, rewrites: _Rewrites) -> "tuple[str, Set[int]]":
+def _fit(edit: Edit, rewrites: _Rewrites) -> tuple[str, set[int]]:
     """How `edit` fits with the rewrites taken so far: ("ok" | "subsumed" | "conflict", the ids
     of the replaced nodes whose replacement must then be visited for nested edits). Only the
     rewrites of the node, of its ancestors and of its descendants can touch it; they are
     judged in the order they were taken."""
     node = edit.node
-    nested: Set[int] = set()
+    nested: set[int] = set()
     above = {id(ancestor) for ancestor in rewrites.ancestors(node)}
     inside = set(rewrites.below.get(id(node), ()))
     related = set(rewrites.at.get(id(node), ())) | inside

@@ -15,19 +15,20 @@ import dataclasses
 import re
 import traceback
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
 from devfix import notebooks, parallel, suppressions
+from devfix.analysis import FileFacts, users
 from devfix.analysis.linking import ModuleSummary, join_incoming
-from devfix.analysis.values import Value
-from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
+from devfix.analysis.values import Value
 from devfix.config import Config
 from devfix.edits import InsertAfter, InsertBefore, Replace, apply_edits
+from devfix.results import Diagnostic, FileResult, FixEdit
 from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
@@ -38,76 +39,31 @@ MAX_NESTING = 300
 TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over {MAX_NESTING} levels)"
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    line: int
-    column: int
-    code: str
-    name: str
-    message: str
-    status: str  # "fixed" | "fixable" | "unsafe-fix" | "no-fix"
-    hint: str = ""
-    cell: Optional[int] = None  # in a notebook: the cell (`line` is then the line in that cell)
-    end_line: int = 0  # where the flagged code ends (0: unknown); in a notebook, in the same cell
-    end_column: int = 0
-    edits: Tuple["FixEdit", ...] = ()  # the fix, for machines (JSON); empty when there is none
-
-
-@dataclass(frozen=True)
-class FixEdit:
-    """One edit of a finding's fix, as devfix plans it, in the original file's positions, so a
-    reviewer or a tool can read what a finding changes without the whole diff. `kind` is
-    `replace` (the range becomes `content`), `insert-before`/`insert-after` (statements put
-    next to the statement in the range, at its indentation; `content` unindented) or
-    `replace-statement` (the statement in the range becomes `content`, empty: removed)."""
-
-    kind: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    content: str
-    cell: Optional[int] = None
-
-
-@dataclass
-class FileResult:
-    path: str
-    old: bytes
-    new: bytes
-    diagnostics: List[Diagnostic] = field(default_factory=list)
-    error: Optional[str] = None
-    traceback: Optional[str] = None
-    summary: Optional[ModuleSummary] = None  # what the file tells its importers (not shown)
-    linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
-    uses: list = field(default_factory=list)  # its calls of top-level classes and functions of the project (users.py)
-    undecided: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, code): places it could not judge
-    undecided_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each undecided place
-    cells: List[Tuple[int, str, str]] = field(default_factory=list)  # in a notebook: (cell, old source, new source) changed
-    cell_errors: List[Tuple[int, str]] = field(default_factory=list)  # in a notebook: (cell, why) cells it could not read
-    suppression_notes: List[Tuple[int, int, str]] = field(default_factory=list)  # (line, column, why): suppressions that silence nothing
-    suppression_cells: List[Optional[int]] = field(default_factory=list)  # in a notebook: the cell of each note
-
-    @property
-    def changed(self) -> bool:
-        return self.error is None and self.new != self.old
-
-
 class RuleCrash(Exception):
-    def __init__(self, rule: Type[Rule], error: BaseException) -> None:
-        super().__init__(f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {_one_line(error)}; file left unchanged")
+    def __init__(self, rule: type[Rule], error: BaseException) -> None:
+        super().__init__(
+            f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {_one_line(error)}; file left unchanged"
+        )
         self.rule = rule
         self.tb = traceback.format_exc()
 
 
-def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<string>",
-                   project: ProjectFacts = ProjectFacts(), incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> FileResult:
+def process_source(
+    source: bytes,
+    config: Config,
+    *,
+    fix: bool,
+    path: str = "<string>",
+    project: ProjectFacts | None = None,
+    incoming: dict[str, dict[str, Value]] | None = None,
+) -> FileResult:
     """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
 
     Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
     becomes `result.error`, with `result.new` equal to the original bytes: the file is left
     exactly as it was and the run goes on with the next one.
     """
+    project = project or ProjectFacts()  # a fresh one per call: it fills as files are analysed
     result = FileResult(path, source, source)
     try:
         with warnings.catch_warnings():
@@ -122,13 +78,24 @@ def process_source(source: bytes, config: Config, *, fix: bool, path: str = "<st
     except RecursionError:
         _fail(result, TOO_DEEP, traceback.format_exc())
     except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
-        _fail(result, f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged", traceback.format_exc())
+        _fail(
+            result,
+            f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged",
+            traceback.format_exc(),
+        )
     return result
 
 
-def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
-                    configs: Optional[Sequence[Config]] = None,
-                    progress: Optional[Callable[[], None]] = None, jobs: int = 1, cache=None) -> List[FileResult]:
+def process_project(
+    reads: Sequence[FileResult],
+    config: Config,
+    *,
+    fix: bool,
+    configs: Sequence[Config] | None = None,
+    progress: Callable[[], None] | None = None,
+    jobs: int = 1,
+    cache=None,
+) -> list[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
     `reads` are the files' bytes as unchanged results (or the reason they could not be read).
@@ -144,7 +111,7 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
     analysed before with the same inputs, and keeps the others'.
     """
     programs = list(reads)
-    read_notebooks: Dict[int, notebooks.Notebook] = {}
+    read_notebooks: dict[int, notebooks.Notebook] = {}
     for index, read in enumerate(reads):
         if read.error is None and notebooks.is_notebook(read.path):
             try:
@@ -155,31 +122,53 @@ def process_project(reads: Sequence[FileResult], config: Config, *, fix: bool,
             read_notebooks[index] = notebook
             program = notebook.program.encode("utf-8")
             programs[index] = FileResult(read.path, program, program)
-    results = _process_programs(programs, list(configs) if configs is not None else [config] * len(programs), fix=fix,
-                                progress=progress or (lambda: None), jobs=jobs, cache=cache)
+    results = _process_programs(
+        programs,
+        list(configs) if configs is not None else [config] * len(programs),
+        fix=fix,
+        progress=progress or (lambda: None),
+        jobs=jobs,
+        cache=cache,
+    )
     for index, notebook in read_notebooks.items():
         results[index] = _notebook_result(reads[index], notebook, results[index])
     return results
 
 
-def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: FileResult) -> FileResult:
+def _notebook_result(read: FileResult, notebook: notebooks.Notebook, result: FileResult) -> FileResult:
     """The result of a notebook's program, told in the notebook's terms: its bytes, and each
     position as (cell, line in the cell)."""
     error = _in_cells(notebook, result.error) if result.error is not None else None
-    out = FileResult(read.path, read.old, read.old, error=error, traceback=result.traceback,
-                     summary=result.summary, linked_calls=result.linked_calls, uses=result.uses,
-                     cell_errors=notebook.unparsed())
+    out = FileResult(
+        read.path,
+        read.old,
+        read.old,
+        error=error,
+        traceback=result.traceback,
+        summary=result.summary,
+        linked_calls=result.linked_calls,
+        uses=result.uses,
+        cell_errors=notebook.unparsed(),
+    )
     if result.error is not None:
         return out
     for diagnostic in result.diagnostics:
         cell, line = notebook.position(diagnostic.line)
         end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)
         edits = tuple(_edit_in_cells(notebook, edit) for edit in diagnostic.edits)
-        out.diagnostics.append(dataclasses.replace(diagnostic, cell=cell, line=line, column=notebook.column(cell, diagnostic.column),
-                                                   message=_in_cells(notebook, diagnostic.message),
-                                                   hint=_in_cells(notebook, diagnostic.hint), edits=edits,
-                                                   end_line=end_line if end_cell == cell else 0,
-                                                   end_column=notebook.column(cell, diagnostic.end_column) if end_cell == cell else 0))
+        out.diagnostics.append(
+            dataclasses.replace(
+                diagnostic,
+                cell=cell,
+                line=line,
+                column=notebook.column(cell, diagnostic.column),
+                message=_in_cells(notebook, diagnostic.message),
+                hint=_in_cells(notebook, diagnostic.hint),
+                edits=edits,
+                end_line=end_line if end_cell == cell else 0,
+                end_column=notebook.column(cell, diagnostic.end_column) if end_cell == cell else 0,
+            )
+        )
     for line, column, why in result.suppression_notes:
         cell, line = notebook.position(line)
         out.suppression_notes.append((line, column, why))
@@ -198,7 +187,7 @@ def _notebook_result(read: FileResult, notebook: "notebooks.Notebook", result: F
     return out
 
 
-def _edit_in_cells(notebook: "notebooks.Notebook", edit: FixEdit) -> FixEdit:
+def _edit_in_cells(notebook: notebooks.Notebook, edit: FixEdit) -> FixEdit:
     cell, line = notebook.position(edit.line)
     _, end_line = notebook.position(edit.end_line)
     return dataclasses.replace(edit, cell=cell, line=line, end_line=end_line)
@@ -207,16 +196,25 @@ def _edit_in_cells(notebook: "notebooks.Notebook", edit: FixEdit) -> FixEdit:
 _LINE_REFERENCE = re.compile(r"\(line (\d+)(?=[:);])")
 
 
-def _in_cells(notebook: "notebooks.Notebook", message: str) -> str:
+def _in_cells(notebook: notebooks.Notebook, message: str) -> str:
     """A message's references to other lines (`(line 8: `model.cuda()`)`), in cells."""
-    def cell_line(match: "re.Match[str]") -> str:
+
+    def cell_line(match: re.Match[str]) -> str:
         cell, line = notebook.position(int(match.group(1)))
         return f"(cell {cell}, line {line}"
+
     return _LINE_REFERENCE.sub(cell_line, message)
 
 
-def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *, fix: bool,
-                      progress: Callable[[], None] = lambda: None, jobs: int = 1, cache=None) -> List[FileResult]:
+def _process_programs(
+    reads: Sequence[FileResult],
+    configs: Sequence[Config],
+    *,
+    fix: bool,
+    progress: Callable[[], None] = lambda: None,
+    jobs: int = 1,
+    cache=None,
+) -> list[FileResult]:
     """process_project over Python programs (a notebook already joined into one).
 
     The files fall into groups linked by imports (project.groups): a file's analysis reads the
@@ -233,7 +231,7 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
             return [known.get(index, read) for index, read in enumerate(reads)]
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
-    results: List[FileResult] = list(reads)
+    results: list[FileResult] = list(reads)
     work = []
     for group in project.groups(files):
         if any(_may_matter(reads[index], project) for index in group):
@@ -241,8 +239,8 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
         else:
             for _ in group:
                 progress()  # nothing in it for a rule: no file of the group is parsed
-    keys: Dict[Tuple[int, ...], str] = {}
-    partial: List[List[int]] = []  # groups analysed without their summaries here (cache, workers)
+    keys: dict[tuple[int, ...], str] = {}
+    partial: list[list[int]] = []  # groups analysed without their summaries here (cache, workers)
     if cache is not None:
         todo = []
         for group in work:
@@ -252,12 +250,12 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
                 todo.append(group)
                 continue
             partial.append(group)
-            for index in group:
+            for _ in group:
                 progress()
             for index, result in hit.items():
                 results[index] = result
         work = todo
-    incoming: Dict[str, Dict[str, Dict[str, Value]]] = {}
+    incoming: dict[str, dict[str, dict[str, Value]]] = {}
 
     def join(group: Sequence[int], done: GroupResult) -> None:
         for index, result in done.results.items():
@@ -268,7 +266,7 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
         incoming.update(done.incoming)
 
     for group, done in parallel.analyse_groups(work, reads, configs, fix, project, jobs):
-        for index in group:
+        for _ in group:
             progress()
         join(group, done)
         if not done.complete:
@@ -284,9 +282,13 @@ def _process_programs(reads: Sequence[FileResult], configs: Sequence[Config], *,
             join(group, analyse_group(group, reads, configs, fix, project))
     for index, read in enumerate(reads):
         if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
-            results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path))
+            results[index] = process_source(
+                read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path)
+            )
     if cache is not None:
-        cache.put_run(reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]})
+        cache.put_run(
+            reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]}
+        )
         cache.save()
     return results
 
@@ -297,14 +299,14 @@ class GroupResult:
     project state it built (the summaries of its first pass, the imports it found missing,
     its files no parser reads)."""
 
-    results: Dict[int, FileResult] = field(default_factory=dict)
-    summaries: Dict[str, ModuleSummary] = field(default_factory=dict)
-    missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)
-    unparseable: Set[str] = field(default_factory=set)
-    incoming: Dict[str, Dict[str, Dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
+    results: dict[int, FileResult] = field(default_factory=dict)
+    summaries: dict[str, ModuleSummary] = field(default_factory=dict)
+    missing: dict[str, frozenset[str]] = field(default_factory=dict)
+    unparseable: set[str] = field(default_factory=set)
+    incoming: dict[str, dict[str, dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
     complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
 
-    def trimmed(self) -> "GroupResult":
+    def trimmed(self) -> GroupResult:
         """Lean, unless a call in the group runs only on a GPU (users.py): the run's last step
         may then analyse the group's files once more, and reads these summaries, which would
         otherwise be built again."""
@@ -312,15 +314,18 @@ class GroupResult:
             return self
         return self.lean()
 
-    def lean(self) -> "GroupResult":
+    def lean(self) -> GroupResult:
         """Without what only the run's last step may need (summaries, callers' facts): LibCST
         trees inside them cost more to send between processes than to build again."""
-        results = {index: dataclasses.replace(result, summary=None, linked_calls=[]) for index, result in self.results.items()}
+        results = {
+            index: dataclasses.replace(result, summary=None, linked_calls=[]) for index, result in self.results.items()
+        }
         return GroupResult(results, missing=self.missing, unparseable=self.unparseable, complete=False)
 
 
-def analyse_group(group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool,
-                  project: ProjectFacts) -> GroupResult:
+def analyse_group(
+    group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool, project: ProjectFacts
+) -> GroupResult:
     """The first two steps of process_project for one group of files, in analysis order.
 
     The group starts from the run's text scans with no summary of any other group, whatever
@@ -343,19 +348,21 @@ def analyse_group(group: Sequence[int], reads: Sequence[FileResult], configs: Se
         read = reads[index]
         wanted = incoming.get(read.path)
         if wanted and index in done.results and done.results[index].error is None:
-            done.results[index] = process_source(read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted)
+            done.results[index] = process_source(
+                read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted
+            )
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
     return done
 
 
-def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) -> Dict[str, FrozenSet[str]]:
+def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) -> dict[str, frozenset[str]]:
     """users.gpu_only_users, less the names some file mentions in another way (handed to other
     code, subclassed): who builds them there is not known."""
     candidates = users.gpu_only_users(use for result in results for use in result.uses)
     names = frozenset(name for found in candidates.values() for name in found)
     if not names:
         return {}
-    mentioned: Set[str] = set()
+    mentioned: set[str] = set()
     for read in reads:
         if read.error is None and _mentions_other_than_calls(read.old, names):
             try:
@@ -366,7 +373,7 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
     return {path: names for path, names in found.items() if names}
 
 
-def _mentions_other_than_calls(data: bytes, names: FrozenSet[str]) -> bool:
+def _mentions_other_than_calls(data: bytes, names: frozenset[str]) -> bool:
     """A cheap text test before a parse: the file writes one of `names` somewhere that is not
     `name(`, an import line or its own `def`/`class` line. Only such a file can hand the class
     or function to other code (users.named_elsewhere decides, on the parsed file)."""
@@ -389,7 +396,12 @@ def _may_matter(read: FileResult, project: ProjectFacts) -> bool:
     its modules, a helper that imports an analysed file). Files failing it are never parsed."""
     if read.error:
         return False
-    return b"torch" in read.old or b".cuda(" in read.old or _reexports(read) or project.imports_analysed(read.path, read.old)
+    return (
+        b"torch" in read.old
+        or b".cuda(" in read.old
+        or _reexports(read)
+        or project.imports_analysed(read.path, read.old)
+    )
 
 
 def _reexports(read: FileResult) -> bool:
@@ -397,15 +409,21 @@ def _reexports(read: FileResult) -> bool:
     return read.path.endswith("__init__.py") and b"from ." in read.old
 
 
-def _fail(result: FileResult, error: Optional[str], tb: Optional[str]) -> None:
+def _fail(result: FileResult, error: str | None, tb: str | None) -> None:
     result.error = error
     result.traceback = tb
     result.new = result.old
     result.diagnostics = []
 
 
-def _process(source: bytes, config: Config, fix: bool, result: FileResult, project: ProjectFacts,
-             incoming: Optional[Dict[str, Dict[str, Value]]]) -> None:
+def _process(
+    source: bytes,
+    config: Config,
+    fix: bool,
+    result: FileResult,
+    project: ProjectFacts,
+    incoming: dict[str, dict[str, Value]] | None,
+) -> None:
     problem, python_error = _precheck(source)
     if problem:
         result.error = problem
@@ -433,7 +451,7 @@ def _process(source: bytes, config: Config, fix: bool, result: FileResult, proje
         result.new = fixed_module.bytes
 
 
-def _precheck(source: bytes) -> Tuple[Optional[str], Optional[str]]:
+def _precheck(source: bytes) -> tuple[str | None, str | None]:
     """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error).
 
     CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
@@ -476,16 +494,30 @@ def _parser_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {_one_line(error)}"
 
 
-def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, result: FileResult,
-         project: ProjectFacts, silenced: suppressions.Suppressions, incoming: Optional[Dict[str, Dict[str, Value]]] = None) -> cst.Module:
+def _run(
+    module: cst.Module,
+    rules: Sequence[Rule],
+    config: Config,
+    fix: bool,
+    result: FileResult,
+    project: ProjectFacts,
+    silenced: suppressions.Suppressions,
+    incoming: dict[str, dict[str, Value]] | None = None,
+) -> cst.Module:
     """One analysis, every rule, one application of the fixes."""
-    facts = FileFacts(module, device_style=config.device_style, dataset_placement=config.dataset_placement,
-                      allow_device_declarations=declarations_allowed(config),
-                      assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
-                      gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
-                      gpu_choice_functions=project.gpu_choice_functions, linker=project.linker(result.path),
-                      incoming=incoming, path=result.path,
-                      view=project.view(result.path, result.old))
+    facts = FileFacts(
+        module,
+        device_style=config.device_style,
+        dataset_placement=config.dataset_placement,
+        allow_device_declarations=declarations_allowed(config),
+        assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
+        gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
+        gpu_choice_functions=project.gpu_choice_functions,
+        linker=project.linker(result.path),
+        incoming=incoming,
+        path=result.path,
+        view=project.view(result.path, result.old),
+    )
     if project.index is not None and project.index.several:
         result.summary = facts.summary(result.path)
         result.linked_calls = facts.program.linked_calls
@@ -509,7 +541,10 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
     new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
     for finding in [*findings, *declarations]:
         if finding in dropped:
-            status, hint = "no-fix", "internal error: this fix produced code that does not parse and was dropped; please report it"
+            status, hint = (
+                "no-fix",
+                "internal error: this fix produced code that does not parse and was dropped; please report it",
+            )
         elif finding in fixed:
             status, hint = ("fixed" if fix else "fixable"), finding.hint
         elif finding in undeclared:
@@ -519,12 +554,27 @@ def _run(module: cst.Module, rules: Sequence[Rule], config: Config, fix: bool, r
         line, column = facts.position(finding.node)
         end_line, end_column = _end(module, finding.node, line, column)
         edits = tuple(_fix_edit(facts, module, edit) for edit in finding.edits) if status != "no-fix" else ()
-        result.diagnostics.append(Diagnostic(line, column, finding.rule.code, finding.rule.name, finding.message, status, hint,
-                                             end_line=end_line, end_column=end_column, edits=edits))
+        result.diagnostics.append(
+            Diagnostic(
+                line,
+                column,
+                finding.rule.code,
+                finding.rule.name,
+                finding.message,
+                status,
+                hint,
+                end_line=end_line,
+                end_column=end_column,
+                edits=edits,
+            )
+        )
     result.diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
     reported = {(d.line, d.column) for d in result.diagnostics}
-    result.undecided = [(*facts.position(node), facts.code(node, 60)) for node in facts.undecided()
-                        if facts.position(node) not in reported]
+    result.undecided = [
+        (*facts.position(node), facts.code(node, 60))
+        for node in facts.undecided()
+        if facts.position(node) not in reported
+    ]
     return new_module if fix and fixed else module
 
 
@@ -536,7 +586,7 @@ def _source(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node).rstrip("\r\n")
 
 
-def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple[int, int]:
+def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> tuple[int, int]:
     """1-based end line and column (exclusive) of `node`, from its start and its code."""
     lines = _source(module, node).split("\n")
     if len(lines) == 1:
@@ -545,7 +595,7 @@ def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> Tuple
 
 
 def _fix_edit(facts: FileFacts, module: cst.Module, edit: object) -> FixEdit:
-    node = getattr(edit, "node")
+    node = edit.node
     line, column = facts.position(node)
     end_line, end_column = _end(module, node, line, column)
     if isinstance(edit, Replace):
@@ -569,9 +619,9 @@ def declarations_allowed(config: Config) -> bool:
     return "DEV001" not in ignored
 
 
-def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:
+def _unique(facts: FileFacts, findings: list[Finding]) -> list[Finding]:
     """One finding per rule and original position: the first a rule reported there."""
-    seen: Set[Tuple[str, int, int]] = set()
+    seen: set[tuple[str, int, int]] = set()
     kept = []
     for finding in findings:
         key = (finding.rule.code, *facts.position(finding.node))
@@ -582,7 +632,7 @@ def _unique(facts: FileFacts, findings: List[Finding]) -> List[Finding]:
     return kept
 
 
-def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> List[Finding]:
+def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> list[Finding]:
     """DEV001's declaration for each device variable the fixes need, once per scope."""
     requests = {}
     users: dict = {}
@@ -611,14 +661,19 @@ def _share_the_module_declaration(ctx: RuleContext, requests: dict, users: dict)
         function = request.scope.function
         # after the declaration in preorder: its `def` runs, and so every call of it, after
         # the module's declaration has run (unless the declaration follows a statement that holds it)
-        if function is None or tree.order(function) <= tree.order(module.anchor) \
-                or (not module.before and tree.is_inside(function, module.anchor)):
+        if (
+            function is None
+            or tree.order(function) <= tree.order(module.anchor)
+            or (not module.before and tree.is_inside(function, module.anchor))
+        ):
             continue
         del requests[key]
         users[id(module)].extend(users.pop(key))
 
 
-def _apply_checked(module: cst.Module, facts: FileFacts, findings: List[Finding]) -> Tuple[cst.Module, List[Finding], List[Finding]]:
+def _apply_checked(
+    module: cst.Module, facts: FileFacts, findings: list[Finding]
+) -> tuple[cst.Module, list[Finding], list[Finding]]:
     """Apply `findings`; if the result does not parse, drop the fixes that break it alone.
 
     Returns the new module, the findings fixed, and the findings dropped for producing code
@@ -647,17 +702,17 @@ class _Unparseable(Exception):
     pass
 
 
-def _run_rules(ctx: RuleContext, rules: Sequence[Rule]) -> List[Finding]:
-    findings: List[Finding] = []
+def _run_rules(ctx: RuleContext, rules: Sequence[Rule]) -> list[Finding]:
+    findings: list[Finding] = []
     for rule in rules:
         try:
             findings.extend(rule.check(ctx))
-        except Exception as error:  # noqa: BLE001 - isolate a rule's bug to this file
+        except Exception as error:  # isolate a rule's bug to this file
             raise RuleCrash(type(rule), error) from error
     return findings
 
 
-def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) -> Tuple[cst.Module, List[Finding]]:
+def _apply(module: cst.Module, facts: FileFacts, findings: Sequence[Finding]) -> tuple[cst.Module, list[Finding]]:
     """Apply whole findings (all of a finding's edits, or none of them)."""
     if not findings:
         return module, []
@@ -688,7 +743,7 @@ def _one_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
-def fix_code(source: str, config: Optional[Config] = None, *, fix: bool = True) -> Tuple[str, List[Diagnostic]]:
+def fix_code(source: str, config: Config | None = None, *, fix: bool = True) -> tuple[str, list[Diagnostic]]:
     """Convenience API for tests and tools: fix a string, return (new source, diagnostics)."""
     result = process_source(source.encode("utf-8"), config or Config(), fix=fix)
     if result.error:

@@ -19,8 +19,9 @@ points out of the tree is read and reported, never written (`devfix.writer`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable
 
 import pathspec
 
@@ -29,7 +30,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIXES = (".ipynb",)  # their code cells are one program (devfix.notebooks)
 
 
-def _load_gitignore(folder: Path) -> Optional[pathspec.PathSpec]:
+def _load_gitignore(folder: Path) -> pathspec.PathSpec | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -38,7 +39,7 @@ def _load_gitignore(folder: Path) -> Optional[pathspec.PathSpec]:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(path: Path, is_dir: bool, specs: Sequence[Tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.PathSpec]]) -> bool:
     for base, spec in specs:
         try:
             relative = path.relative_to(base).as_posix()
@@ -49,7 +50,7 @@ def _ignored(path: Path, is_dir: bool, specs: Sequence[Tuple[Path, pathspec.Path
     return False
 
 
-def _parent_gitignores(folder: Path) -> List[Tuple[Path, pathspec.PathSpec]]:
+def _parent_gitignores(folder: Path) -> list[tuple[Path, pathspec.PathSpec]]:
     """.gitignore files of the folders above `folder`, up to the repository root."""
     specs = []
     for parent in folder.resolve().parents:
@@ -67,9 +68,13 @@ def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Pat
         yield path
 
 
-def discover_with_trees(paths: Iterable[Path], exclude: Sequence[str] = (), *,
-                        is_excluded: Optional[Callable[[Path, bool], bool]] = None,
-                        force_exclude: bool = False) -> Iterator[Tuple[Path, Path]]:
+def discover_with_trees(
+    paths: Iterable[Path],
+    exclude: Sequence[str] = (),
+    *,
+    is_excluded: Callable[[Path, bool], bool] | None = None,
+    force_exclude: bool = False,
+) -> Iterator[tuple[Path, Path]]:
     """(file, the resolved tree it belongs to) for each file `discover` yields.
 
     `exclude` patterns are matched from each path given; `is_excluded(path, is_dir)` decides
@@ -103,8 +108,9 @@ def _named_file_excluded(path: Path, is_excluded: Callable[[Path, bool], bool]) 
     return any(is_excluded(folder, True) for folder in absolute.parents if folder != Path(folder.anchor))
 
 
-def _walk(root: Path, excluded: Optional[pathspec.PathSpec],
-          is_excluded: Optional[Callable[[Path, bool], bool]] = None) -> Iterator[Path]:
+def _walk(
+    root: Path, excluded: pathspec.PathSpec | None, is_excluded: Callable[[Path, bool], bool] | None = None
+) -> Iterator[Path]:
     inherited = _parent_gitignores(root.resolve())
     resolved_root = root.resolve()
     # Each stack entry: (folder, the .gitignore specs that apply inside it).
@@ -123,13 +129,20 @@ def _walk(root: Path, excluded: Optional[pathspec.PathSpec],
             path = Path(entry.path)
             resolved = path.resolve() if entry.is_symlink() else Path(os.path.abspath(path))
             if entry.is_dir(follow_symlinks=False):
-                if _skip_dir(entry.name, path) or _ignored(resolved, True, specs) or _excluded(path, root, excluded, True) \
-                        or (is_excluded is not None and is_excluded(path, True)):
+                if (
+                    _skip_dir(entry.name, path)
+                    or _ignored(resolved, True, specs)
+                    or _excluded(path, root, excluded, True)
+                    or (is_excluded is not None and is_excluded(path, True))
+                ):
                     continue
                 subfolders.append((path, specs))
             elif entry.is_file(follow_symlinks=False) and entry.name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
-                if _ignored(resolved, False, specs) or _excluded(path, root, excluded, False) \
-                        or (is_excluded is not None and is_excluded(path, False)):
+                if (
+                    _ignored(resolved, False, specs)
+                    or _excluded(path, root, excluded, False)
+                    or (is_excluded is not None and is_excluded(path, False))
+                ):
                     continue
                 if resolved_root not in resolved.parents and resolved.parent != resolved_root:
                     continue
@@ -141,7 +154,7 @@ def _skip_dir(name: str, path: Path) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or (path / "pyvenv.cfg").exists()
 
 
-def _excluded(path: Path, root: Path, excluded: Optional[pathspec.PathSpec], is_dir: bool) -> bool:
+def _excluded(path: Path, root: Path, excluded: pathspec.PathSpec | None, is_dir: bool) -> bool:
     if excluded is None:
         return False
     relative = path.relative_to(root).as_posix()

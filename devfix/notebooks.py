@@ -31,7 +31,6 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from json.decoder import scanstring
-from typing import Dict, List, Optional, Tuple
 
 from devfix.analysis.tree import CELL_MARK
 
@@ -56,7 +55,7 @@ def is_notebook(path: str) -> bool:
     return path.lower().endswith(SUFFIX)
 
 
-def lines(text: str) -> List[str]:
+def lines(text: str) -> list[str]:
     """`text` split as Python splits source lines (`\\n`, `\\r\\n`, `\\r`), ends kept."""
     return _LINE.findall(text)
 
@@ -67,24 +66,24 @@ class Cell:
 
     number: int  # 1-based position among all the notebook's cells, as a reader counts them
     source: str
-    span: Tuple[int, int]  # the source's JSON value in the file text
-    magics: Dict[int, str] = field(default_factory=dict)  # magic id -> the original line
-    placeholders: Dict[int, str] = field(default_factory=dict)  # magic id -> the line standing for it
-    skipped: Optional[str] = None  # why the cell is not part of the program (None: it is)
+    span: tuple[int, int]  # the source's JSON value in the file text
+    magics: dict[int, str] = field(default_factory=dict)  # magic id -> the original line
+    placeholders: dict[int, str] = field(default_factory=dict)  # magic id -> the line standing for it
+    skipped: str | None = None  # why the cell is not part of the program (None: it is)
     added_newline: bool = False  # the program ends the cell with a newline its source lacks
     indent: str = ""  # the indentation IPython strips from a cell indented as a whole
-    dedented: List[str] = field(default_factory=list)  # with `indent`: the lines as the program holds them
-    stripped: List[str] = field(default_factory=list)  # with `indent`: the original lines they stand for
+    dedented: list[str] = field(default_factory=list)  # with `indent`: the lines as the program holds them
+    stripped: list[str] = field(default_factory=list)  # with `indent`: the original lines they stand for
 
 
 @dataclass
 class Notebook:
     text: str  # the file, decoded
-    cells: List[Cell]
+    cells: list[Cell]
     program: str  # the code cells as one Python program
-    where: List[Tuple[int, int]]  # program line (0-based) -> (cell number, line in the cell)
+    where: list[tuple[int, int]]  # program line (0-based) -> (cell number, line in the cell)
 
-    def position(self, line: int) -> Tuple[int, int]:
+    def position(self, line: int) -> tuple[int, int]:
         """(cell number, line in that cell) of the program's 1-based `line`."""
         if 1 <= line <= len(self.where):
             return self.where[line - 1]
@@ -96,11 +95,15 @@ class Notebook:
         cell = next((c for c in self.cells if c.number == cell_number), None)
         return column + len(cell.indent) if cell is not None else column
 
-    def unparsed(self) -> List[Tuple[int, str]]:
+    def unparsed(self) -> list[tuple[int, str]]:
         """The cells left out of the program because they cannot be parsed: (number, why)."""
-        return [(cell.number, cell.skipped) for cell in self.cells if cell.skipped and cell.skipped.startswith("cannot parse")]
+        return [
+            (cell.number, cell.skipped)
+            for cell in self.cells
+            if cell.skipped and cell.skipped.startswith("cannot parse")
+        ]
 
-    def write(self, program: str) -> Tuple[str, List[Tuple[int, str, str]]]:
+    def write(self, program: str) -> tuple[str, list[tuple[int, str, str]]]:
         """The file text with the edited `program`'s cells in it, and the cells that changed
         as (number, old source, new source). Raises NotebookError where the edits cannot be
         given back to cells exactly (a marker moved or lost, a magic changed)."""
@@ -122,11 +125,11 @@ class Notebook:
         pieces.append(self.text[at:])
         return "".join(pieces), [(cell.number, cell.source, new) for cell, new in changed]
 
-    def _blocks(self, program: str) -> Dict[int, List[str]]:
+    def _blocks(self, program: str) -> dict[int, list[str]]:
         """The program's lines cut at the cell markers, which must all be there, in order.
         Lines before the first marker (an import put at the top) open the first cell."""
-        blocks: Dict[int, List[str]] = {}
-        current: List[str] = []
+        blocks: dict[int, list[str]] = {}
+        current: list[str] = []
         leading = current
         order = []
         for line in lines(program):
@@ -140,13 +143,17 @@ class Notebook:
                 continue
             current.append(line)
         if order != [cell.number for cell in self.cells]:
-            raise NotebookError("the fixes cross a cell boundary and cannot be put back into the cells; notebook left unchanged")
+            raise NotebookError(
+                "the fixes cross a cell boundary and cannot be put back into the cells; notebook left unchanged"
+            )
         return blocks
 
-    def _check_lines_stay(self, blocks: Dict[int, List[str]]) -> None:
+    def _check_lines_stay(self, blocks: dict[int, list[str]]) -> None:
         """Every line the fixes kept stays in its cell: a guard, should a fix ever carry a
         marker past kept lines (the comments of a removed statement go to the next one)."""
-        old = [(line, cell) for line, (cell, _) in zip(lines(self.program), self.where) if not _CELL_MARK.fullmatch(line)]
+        old = [
+            (line, cell) for line, (cell, _) in zip(lines(self.program), self.where) if not _CELL_MARK.fullmatch(line)
+        ]
         new = [(line, cell.number) for cell in self.cells for line in blocks[cell.number]]
         matcher = difflib.SequenceMatcher(None, [line for line, _ in old], [line for line, _ in new], autojunk=False)
         for a, b, size in matcher.get_matching_blocks():
@@ -154,10 +161,12 @@ class Notebook:
                 raise NotebookError("the fixes would move a line from one cell to another; notebook left unchanged")
 
     @staticmethod
-    def _source(cell: Cell, block: List[str]) -> str:
+    def _source(cell: Cell, block: list[str]) -> str:
         if cell.skipped:
             if block:
-                raise NotebookError(f"a fix lands in cell {cell.number}, which devfix did not read; notebook left unchanged")
+                raise NotebookError(
+                    f"a fix lands in cell {cell.number}, which devfix did not read; notebook left unchanged"
+                )
             return cell.source
         restored, seen = [], []
         for line in block:
@@ -191,8 +200,8 @@ def read(data: bytes) -> Notebook:
         cells = _code_cells(text)
     except (ValueError, IndexError, KeyError) as error:
         raise NotebookError(f"not a notebook: {error}") from None
-    program: List[str] = []
-    where: List[Tuple[int, int]] = []
+    program: list[str] = []
+    where: list[tuple[int, int]] = []
     for cell in cells:
         program.append(f"{CELL_MARK}{cell.number}]\n")
         where.append((cell.number, 0))
@@ -219,8 +228,10 @@ def _validate(text: str) -> None:
         if not isinstance(notebook, dict) or "nbformat" not in notebook:
             raise NotebookError("not a notebook: JSON without a notebook's `nbformat` version")
         if notebook.get("nbformat") != 4:
-            raise NotebookError(f"not a notebook devfix reads: nbformat {notebook.get('nbformat')} (devfix reads nbformat 4; "
-                                "`jupyter nbconvert --to notebook` upgrades it)")
+            raise NotebookError(
+                f"not a notebook devfix reads: nbformat {notebook.get('nbformat')} (devfix reads nbformat 4; "
+                "`jupyter nbconvert --to notebook` upgrades it)"
+            )
         language = _language(notebook.get("metadata"))
         if language not in (None, "python"):
             raise NotebookError(f"not a Python notebook (its kernel runs {language})")
@@ -230,7 +241,7 @@ def _validate(text: str) -> None:
             raise NotebookError(f"not a valid notebook: {_one_line(error)}") from None
 
 
-def _language(metadata) -> Optional[str]:
+def _language(metadata) -> str | None:
     """The kernel's language, where the notebook says (Jupyter writes both places)."""
     if not isinstance(metadata, dict):
         return None
@@ -254,10 +265,10 @@ def _one_line(error: BaseException) -> str:
     return found[0] if found else type(error).__name__
 
 
-def _code_cells(text: str) -> List[Cell]:
+def _code_cells(text: str) -> list[Cell]:
     """The code cells, found in the text itself (so their sources can be replaced in place)."""
     start = _skip(text, 0)
-    top = dict((key, (a, b)) for key, a, b in _members(text, start))
+    top = {key: (a, b) for key, a, b in _members(text, start)}
     a, _b = top["cells"]
     cells = []
     for number, (cell_start, _cell_end) in enumerate(_elements(text, a), 1):
@@ -311,7 +322,7 @@ def _elements(text: str, at: int):
         at = _skip(text, at + 1)
 
 
-def _program_lines(cell: Cell) -> List[str]:
+def _program_lines(cell: Cell) -> list[str]:
     """The cell's lines as the program holds them: IPython syntax replaced by placeholders of
     the same line count; nothing for a cell that is not Python. Sets `cell.magics`,
     `cell.skipped` and `cell.added_newline`."""
@@ -332,15 +343,21 @@ def _program_lines(cell: Cell) -> List[str]:
     converted = []
     continued = None  # the indentation of a magic continued with a backslash
     for index, line in enumerate(original):
-        is_magic = continued is not None or (index == 0 and first.startswith("%%")) or \
-            (_MAGIC_LINE.match(line) is not None or _HELP_LINE.fullmatch(line) is not None) and not line.lstrip().startswith("#")
+        is_magic = (
+            continued is not None
+            or (index == 0 and first.startswith("%%"))
+            or (
+                (_MAGIC_LINE.match(line) is not None or _HELP_LINE.fullmatch(line) is not None)
+                and not line.lstrip().startswith("#")
+            )
+        )
         if not is_magic:
             converted.append(line)
             continue
         key = len(cell.magics)
         cell.magics[key] = line
         indent = continued if continued is not None else _indent(line)
-        ending = line[len(line.rstrip("\r\n")):]
+        ending = line[len(line.rstrip("\r\n")) :]
         cell.placeholders[key] = f"{indent}pass  # [devfix magic {key}]{ending}"
         converted.append(cell.placeholders[key])
         continued = indent if line.rstrip("\r\n").endswith("\\") else None
@@ -352,32 +369,34 @@ def _program_lines(cell: Cell) -> List[str]:
     return converted
 
 
-def _dedented(cell: Cell, original: List[str]) -> List[str]:
+def _dedented(cell: Cell, original: list[str]) -> list[str]:
     """A cell whose first line is indented is run by IPython with that indentation removed
     from every line that has it (its `leading_indent` step): the program holds it so, and
     `cell.indent` gives it back on write."""
     indent = _indent(original[0])
     if not indent or original[0].strip() == "" or _parses("".join(original)) is None:
         return original
-    dedented = [line[len(indent):] if line.startswith(indent) else line for line in original]
+    dedented = [line[len(indent) :] if line.startswith(indent) else line for line in original]
     cell.indent, cell.dedented, cell.stripped = indent, dedented, list(original)
     return dedented
 
 
-def _reindented(cell: Cell, block: List[str]) -> List[str]:
+def _reindented(cell: Cell, block: list[str]) -> list[str]:
     """The cell's program lines with its indentation given back: a line the fixes kept is its
     original line, byte for byte; a line they wrote gets the cell's indentation."""
     matcher = difflib.SequenceMatcher(None, cell.dedented, block, autojunk=False)
     kept = {b + k: a + k for a, b, size in matcher.get_matching_blocks() for k in range(size)}
-    return [cell.stripped[kept[i]] if i in kept else (cell.indent + line if line.strip() else line)
-            for i, line in enumerate(block)]
+    return [
+        cell.stripped[kept[i]] if i in kept else (cell.indent + line if line.strip() else line)
+        for i, line in enumerate(block)
+    ]
 
 
 def _indent(line: str) -> str:
-    return line[:len(line) - len(line.lstrip(" \t"))]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _parses(source: str) -> Optional[str]:
+def _parses(source: str) -> str | None:
     """None if `source` parses as Python, else CPython's one-line reason."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -398,15 +417,17 @@ class _Style:
     ascii_only: bool
 
     @classmethod
-    def of(cls, text: str) -> "_Style":
+    def of(cls, text: str) -> _Style:
         raw = any(ord(c) > 127 for c in text)
-        escaped = re.search(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})", text)
+        escaped = re.search(
+            r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})", text
+        )
         return cls(ascii_only=bool(escaped) and not raw)
 
     def string(self, value: str) -> str:
         return json.dumps(value, ensure_ascii=self.ascii_only)
 
-    def value(self, text: str, span: Tuple[int, int], source: str) -> str:
+    def value(self, text: str, span: tuple[int, int], source: str) -> str:
         """The JSON text of `source` in place of the value at `span`, in that value's form: one
         string, or a list of lines whose unchanged lines keep their exact text and whose
         layout (the whitespace around and between lines) is the old list's."""
@@ -419,9 +440,9 @@ class _Style:
             return "[" + ", ".join(self.string(line) for line in new_lines) + "]"
         old_lines = [_DECODER.raw_decode(text, a)[0] for a, _ in old]
         raw = [text[a:b] for a, b in old]
-        opening = text[start + 1:old[0][0]]
-        between = text[old[0][1]:old[1][0]] if len(old) > 1 else "," + opening
-        closing = text[old[-1][1]:end - 1]
+        opening = text[start + 1 : old[0][0]]
+        between = text[old[0][1] : old[1][0]] if len(old) > 1 else "," + opening
+        closing = text[old[-1][1] : end - 1]
         written = []
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         for tag, a1, a2, b1, b2 in matcher.get_opcodes():

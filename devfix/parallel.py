@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Iterator, List, Optional, Sequence, Tuple
 
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 
-_PROJECT: Optional[ProjectFacts] = None  # in a worker: the run's text scans
+_PROJECT: ProjectFacts | None = None  # in a worker: the run's text scans
 
 
 def default_jobs() -> int:
@@ -37,8 +37,9 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config], fix: bool, project: ProjectFacts,
-                   jobs: int) -> Iterator[Tuple[List[int], "object"]]:
+def analyse_groups(
+    groups: Sequence[list[int]], reads, configs: Sequence[Config], fix: bool, project: ProjectFacts, jobs: int
+) -> Iterator[tuple[list[int], object]]:
     """(group, engine.GroupResult) for each group, in the groups' order."""
     from devfix.engine import analyse_group
 
@@ -55,7 +56,9 @@ def analyse_groups(groups: Sequence[List[int]], reads, configs: Sequence[Config]
         futures = {}
         for position in sorted(range(len(groups)), key=lambda p: -sum(len(reads[i].old) for i in groups[p])):
             group = groups[position]
-            futures[position] = pool.submit(_analyse, group, [reads[i] for i in group], [configs[i] for i in group], fix)
+            futures[position] = pool.submit(
+                _analyse, group, [reads[i] for i in group], [configs[i] for i in group], fix
+            )
         for group, future in zip(groups, (futures[position] for position in range(len(groups)))):
             try:
                 done = future.result()
@@ -71,7 +74,7 @@ def _start(project: ProjectFacts) -> None:
     _PROJECT = project
 
 
-def _analyse(group: List[int], reads, configs: Sequence[Config], fix: bool):
+def _analyse(group: list[int], reads, configs: Sequence[Config], fix: bool):
     """In a worker: the group, its files numbered 0..n-1 (the caller maps them back)."""
     from devfix.engine import analyse_group
 

@@ -12,9 +12,9 @@ working directory.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
 
 import pathspec
 
@@ -26,13 +26,13 @@ from devfix.rules import enabled_rules, lookup
 class Overrides:
     """What the command line says, applied over each file's configuration."""
 
-    select: Tuple[str, ...] = ()  # replaces the configuration's `select`
-    extend_select: Tuple[str, ...] = ()  # replaces its `extend-select`
-    ignore: Tuple[str, ...] = ()  # added to its `ignore`
-    unsafe_fixes: Optional[bool] = None
-    device_style: Optional[str] = None
-    dataset_placement: Optional[str] = None
-    exclude: Tuple[str, ...] = ()  # gitignore-style, anchored at the working directory
+    select: tuple[str, ...] = ()  # replaces the configuration's `select`
+    extend_select: tuple[str, ...] = ()  # replaces its `extend-select`
+    ignore: tuple[str, ...] = ()  # added to its `ignore`
+    unsafe_fixes: bool | None = None
+    device_style: str | None = None
+    dataset_placement: str | None = None
+    exclude: tuple[str, ...] = ()  # gitignore-style, anchored at the working directory
 
     def apply(self, config: Config) -> Config:
         return config.with_overrides(
@@ -45,7 +45,7 @@ class Overrides:
         )
 
 
-def check_selectors(selectors: Sequence[str], where: Optional[str] = None) -> None:
+def check_selectors(selectors: Sequence[str], where: str | None = None) -> None:
     """Every selector names a rule; raises ConfigError (naming the file `where`) otherwise."""
     for selector in selectors:
         try:
@@ -60,18 +60,18 @@ class Settings:
     """Resolves and caches the configuration of each folder (ConfigError for a bad file)."""
 
     overrides: Overrides = field(default_factory=Overrides)
-    config_path: Optional[Path] = None  # `--config`: one file for every path
+    config_path: Path | None = None  # `--config`: one file for every path
     cwd: Path = field(default_factory=lambda: Path.cwd().resolve())
-    _by_folder: Dict[Path, Config] = field(default_factory=dict)
-    _loaded: Dict[Optional[Path], Config] = field(default_factory=dict)
-    _specs: Dict[Tuple[str, ...], Optional[pathspec.PathSpec]] = field(default_factory=dict)
+    _by_folder: dict[Path, Config] = field(default_factory=dict)
+    _loaded: dict[Path | None, Config] = field(default_factory=dict)
+    _specs: dict[tuple[str, ...], pathspec.PathSpec | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_selectors((*self.overrides.select, *self.overrides.extend_select, *self.overrides.ignore))
         if self.config_path is not None:
             self._load(self.config_path)  # a missing or invalid --config is an error even if no file is found
 
-    def source(self, path: Path) -> Optional[Path]:
+    def source(self, path: Path) -> Path | None:
         """The configuration file that applies to `path` (None: defaults)."""
         return self.for_path(path).source
 
@@ -80,8 +80,12 @@ class Settings:
         `per-file-ignores` matching `path` added to `ignore`."""
         absolute = Path(os.path.abspath(path))
         config = self.for_folder(absolute.parent)
-        extra = tuple(code for pattern, codes in config.per_file_ignores
-                      if self._matches((pattern,), absolute, config.root, False) for code in codes)
+        extra = tuple(
+            code
+            for pattern, codes in config.per_file_ignores
+            if self._matches((pattern,), absolute, config.root, False)
+            for code in codes
+        )
         return config.with_overrides(ignore=config.ignore + extra) if extra else config
 
     def for_folder(self, folder: Path) -> Config:
@@ -92,13 +96,20 @@ class Settings:
             found = self._by_folder[folder] = self._load(source)
         return found
 
-    def _load(self, source: Optional[Path]) -> Config:
+    def _load(self, source: Path | None) -> Config:
         key = source.resolve() if source is not None else None
         if key not in self._loaded:
             config = load_config(source) if source is not None else Config(root=self.cwd)
             if source is not None:
-                check_selectors((*config.select, *config.extend_select, *config.ignore,
-                                 *(code for _, codes in config.per_file_ignores for code in codes)), shown(source))
+                check_selectors(
+                    (
+                        *config.select,
+                        *config.extend_select,
+                        *config.ignore,
+                        *(code for _, codes in config.per_file_ignores for code in codes),
+                    ),
+                    shown(source),
+                )
                 config = config.with_overrides(root=key.parent)
             self._loaded[key] = self.overrides.apply(config)
         return self._loaded[key]
@@ -108,16 +119,18 @@ class Settings:
         that configuration's file, or the command line's, from the working directory."""
         absolute = Path(os.path.abspath(path))
         config = self.for_path(absolute)
-        return (self._matches(config.exclude + config.extend_exclude, absolute, config.root, is_dir)
-                or self._matches(self.overrides.exclude, absolute, self.cwd, is_dir))
+        return self._matches(config.exclude + config.extend_exclude, absolute, config.root, is_dir) or self._matches(
+            self.overrides.exclude, absolute, self.cwd, is_dir
+        )
 
     def excluded_with_parents(self, path: Path) -> bool:
         """`path` or a folder above it is excluded (for a file the walk never saw)."""
         absolute = Path(os.path.abspath(path))
-        return self.excluded(absolute, False) or any(self.excluded(folder, True) for folder in absolute.parents
-                                                      if folder != Path(folder.anchor))
+        return self.excluded(absolute, False) or any(
+            self.excluded(folder, True) for folder in absolute.parents if folder != Path(folder.anchor)
+        )
 
-    def _matches(self, patterns: Tuple[str, ...], path: Path, base: Path, is_dir: bool) -> bool:
+    def _matches(self, patterns: tuple[str, ...], path: Path, base: Path, is_dir: bool) -> bool:
         if not patterns:
             return False
         if patterns not in self._specs:
@@ -149,7 +162,9 @@ def describe(settings: Settings, path: Path) -> str:
         f"dataset-placement = {_quote(config.dataset_placement)}",
         f"exclude = {_list(config.exclude)}",
         f"extend-exclude = {_list(config.extend_exclude)}",
-        "per-file-ignores = {" + ", ".join(f"{_quote(pattern)} = {_list(codes)}" for pattern, codes in config.per_file_ignores) + "}",
+        "per-file-ignores = {"
+        + ", ".join(f"{_quote(pattern)} = {_list(codes)}" for pattern, codes in config.per_file_ignores)
+        + "}",
         f"command-line exclude = {_list(settings.overrides.exclude)}",
         f"excluded = {'true' if settings.excluded(path, path.is_dir()) else 'false'}",
         f"rules = {_list(tuple(rule.code for rule in rules))}",

@@ -14,8 +14,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Collection, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 ALL = frozenset({"*"})
 _IGNORE = re.compile(r"#\s*devfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -26,9 +26,9 @@ _CODE = re.compile(r"^DEV[0-9]{3}$")
 
 @dataclass
 class Suppressions:
-    by_line: Dict[int, FrozenSet[str]] = field(default_factory=dict)
+    by_line: dict[int, frozenset[str]] = field(default_factory=dict)
     skip_file: bool = False
-    columns: Dict[int, int] = field(default_factory=dict)  # line -> 1-based column of its (first) suppression comment
+    columns: dict[int, int] = field(default_factory=dict)  # line -> 1-based column of its (first) suppression comment
 
     def silences(self, line: int, code: str) -> bool:
         codes = self.by_line.get(line)
@@ -48,7 +48,7 @@ def read(source: bytes) -> Suppressions:
         if token.type != tokenize.COMMENT:
             continue
         text = token.string
-        if _SKIP_FILE.match(text) and not token.line[:token.start[1]].strip():
+        if _SKIP_FILE.match(text) and not token.line[: token.start[1]].strip():
             found.skip_file = True
             continue
         codes = _codes(text)
@@ -60,7 +60,7 @@ def read(source: bytes) -> Suppressions:
     return found
 
 
-def _codes(comment: str) -> Optional[FrozenSet[str]]:
+def _codes(comment: str) -> frozenset[str] | None:
     match = _IGNORE.search(comment)
     if match:
         if match.group("codes") is None:
@@ -73,8 +73,13 @@ def _codes(comment: str) -> Optional[FrozenSet[str]]:
     return None
 
 
-def audit(found: Suppressions, used: Set[Tuple[int, str]], known: Collection[str], enabled: Collection[str],
-          all_rules_ran: bool) -> List[Tuple[int, int, str]]:
+def audit(
+    found: Suppressions,
+    used: set[tuple[int, str]],
+    known: Collection[str],
+    enabled: Collection[str],
+    all_rules_ran: bool,
+) -> list[tuple[int, int, str]]:
     """The suppressions that silence nothing, as (line, column, message): an unknown code
     (`ignore[DEV999]`, a typo that silences nothing ever), or a code of a rule that ran and
     found nothing on that line (the code was fixed, or moved: the comment is stale and would
@@ -89,14 +94,20 @@ def audit(found: Suppressions, used: Set[Tuple[int, str]], known: Collection[str
             continue
         unknown = sorted(code for code in codes if code not in known)
         if unknown:
-            notes.append((line, column, f"unknown rule code{'s' * (len(unknown) > 1)} {', '.join(unknown)} in a suppression; `devfix rules` lists them"))
+            notes.append(
+                (
+                    line,
+                    column,
+                    f"unknown rule code{'s' * (len(unknown) > 1)} {', '.join(unknown)} in a suppression; `devfix rules` lists them",
+                )
+            )
         unused = sorted(code for code in codes if code in known and code in enabled and (line, code) not in used)
         if unused:
             notes.append((line, column, f"unused suppression: {', '.join(unused)} found nothing on this line"))
     return notes
 
 
-def add_ignores(source: bytes, wanted: Dict[int, Iterable[str]]) -> Tuple[bytes, List[int]]:
+def add_ignores(source: bytes, wanted: dict[int, Iterable[str]]) -> tuple[bytes, list[int]]:
     """`source` with `# devfix: ignore[CODES]` at the end of each line of `wanted` (line ->
     codes), merged into a devfix comment already there; and the lines where no comment can
     go (the line ends inside a string or continues with a backslash), left as they were.
@@ -111,7 +122,7 @@ def add_ignores(source: bytes, wanted: Dict[int, Iterable[str]]) -> Tuple[bytes,
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return source, sorted(wanted)
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
-    comments: Dict[int, tokenize.TokenInfo] = {}
+    comments: dict[int, tokenize.TokenInfo] = {}
     ends_in_token: set = set()  # lines a multi-line token (a string) runs through or ends on mid-line
     for token in tokens:
         if token.type == tokenize.COMMENT:
@@ -127,7 +138,7 @@ def add_ignores(source: bytes, wanted: Dict[int, Iterable[str]]) -> Tuple[bytes,
             continue
         text = lines[number - 1]
         body = text.rstrip(b"\r\n")
-        ending = text[len(body):]
+        ending = text[len(body) :]
         if body.rstrip().endswith(b"\\"):
             refused.append(number)
             continue

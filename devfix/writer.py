@@ -7,14 +7,13 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 
 class WriteError(Exception):
     pass
 
 
-def write_atomic(path: Path, data: bytes, expected_old: bytes, tree: Optional[Path] = None) -> None:
+def write_atomic(path: Path, data: bytes, expected_old: bytes, tree: Path | None = None) -> None:
     """Replace `path` with `data` through a temporary file in the same folder and a rename.
 
     The permission bits of the original are kept. If the file on disk no longer holds
@@ -51,7 +50,7 @@ def write_atomic(path: Path, data: bytes, expected_old: bytes, tree: Optional[Pa
         raise WriteError(f"cannot write: {error.strerror or error}") from None
 
 
-def _target(path: Path, tree: Optional[Path]) -> Path:
+def _target(path: Path, tree: Path | None) -> Path:
     """The file to replace: `path` itself, or the target of a link that stays inside `tree`."""
     if not path.is_symlink():
         return path

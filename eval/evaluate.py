@@ -25,7 +25,6 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -39,7 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-Key = Tuple[str, int, str]  # path relative to the repository, line, code
+Key = tuple[str, int, str]  # path relative to the repository, line, code
 # Findings that only accompany a fix (the device declaration, the loader pinned for it):
 # not bugs of their own when counting which first-run bugs are still found.
 COMPANIONS = ("DEV001", "DEV005")
@@ -59,7 +58,7 @@ class Finding:
         return (self.path, self.line, self.code)
 
 
-def run(repo: Path) -> Tuple[List[Finding], List[Finding], int]:
+def run(repo: Path) -> tuple[list[Finding], list[Finding], int]:
     """(findings of `check`, findings of `apply --diff`, files read) for one checkout."""
     checked, applied = [], []
     files = 0
@@ -75,8 +74,8 @@ def run(repo: Path) -> Tuple[List[Finding], List[Finding], int]:
     return checked, applied, files
 
 
-def read_labels(path: Path) -> Dict[Key, List[dict]]:
-    labels: Dict[Key, List[dict]] = {}
+def read_labels(path: Path) -> dict[Key, list[dict]]:
+    labels: dict[Key, list[dict]] = {}
     if not path.exists():
         return labels
     with path.open(encoding="utf-8") as stream:
@@ -85,49 +84,65 @@ def read_labels(path: Path) -> Dict[Key, List[dict]]:
     return labels
 
 
-def evaluate(name: str, checkout: Path, unlabelled_rows: List[List[str]], labelled_rows: List[List[str]]) -> Dict[str, int]:
+def evaluate(
+    name: str, checkout: Path, unlabelled_rows: list[list[str]], labelled_rows: list[list[str]]
+) -> dict[str, int]:
     checked, applied, files = run(checkout)
     identity = lambda findings: sorted((f.path, f.line, f.column, f.code) for f in findings)  # noqa: E731
     agree = identity(checked) == identity(applied)
     labels = read_labels(HERE / "labels" / f"{name}.tsv")
     verdicts: Counter = Counter()
-    used: Dict[Key, int] = Counter()
+    used: dict[Key, int] = Counter()
     for finding in checked:
         rows = labels.get(finding.key, [])
         index = used[finding.key]
         used[finding.key] += 1
         if index < len(rows) and rows[index]["verdict"] in ("real", "fp", "breaking"):
             verdicts[rows[index]["verdict"]] += 1
-            labelled_rows.append([name, finding.path, str(finding.line), finding.code, rows[index]["verdict"], rows[index]["note"]])
+            labelled_rows.append(
+                [name, finding.path, str(finding.line), finding.code, rows[index]["verdict"], rows[index]["note"]]
+            )
         else:
             verdicts["unlabelled"] += 1
-            unlabelled_rows.append([name, finding.path, str(finding.line), finding.code, "", f"[{finding.status}] {finding.message}"])
+            unlabelled_rows.append(
+                [name, finding.path, str(finding.line), finding.code, "", f"[{finding.status}] {finding.message}"]
+            )
     found = {f.key for f in checked}
     first = read_labels(HERE / "labels" / "first-run" / f"{name}.tsv")
-    lost = sorted(key for key, rows in first.items() if key[2] not in COMPANIONS and any(r["verdict"] == "real" for r in rows) and key not in found)
+    lost = sorted(
+        key
+        for key, rows in first.items()
+        if key[2] not in COMPANIONS and any(r["verdict"] == "real" for r in rows) and key not in found
+    )
     for key in lost:
         print(f"  first-run real bug no longer found: {name}/{key[0]}:{key[1]} {key[2]}")
     return {"files": files, "findings": len(checked), "agree": int(agree), "lost": len(lost), **verdicts}
 
 
-def set_names() -> List[str]:
+def set_names() -> list[str]:
     """The sets named in eval/repos.toml, and "all": a new blind set needs no code change."""
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
-    return sorted({r["set"] for r in repositories}) + ["all"]
+    return [*sorted({r["set"] for r in repositories}), "all"]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, required=True, help="folder with one checkout per repository")
     parser.add_argument("--set", choices=set_names(), default="all")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="evaluate only this repository (repeatable)")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="NAME", help="evaluate only this repository (repeatable)"
+    )
     parser.add_argument("--unlabelled", type=Path, help="write the findings nobody labelled yet here (TSV)")
-    parser.add_argument("--labelled", type=Path, help="write every labelled finding, with its verdict and note, here (TSV)")
+    parser.add_argument(
+        "--labelled", type=Path, help="write every labelled finding, with its verdict and note, here (TSV)"
+    )
     options = parser.parse_args()
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
-    chosen = [r for r in repositories if options.set in ("all", r["set"]) and (not options.only or r["name"] in options.only)]
-    unlabelled: List[List[str]] = []
-    labelled_rows: List[List[str]] = []
+    chosen = [
+        r for r in repositories if options.set in ("all", r["set"]) and (not options.only or r["name"] in options.only)
+    ]
+    unlabelled: list[list[str]] = []
+    labelled_rows: list[list[str]] = []
     totals: Counter = Counter()
     header = f"{'repository':48} {'set':7} {'files':>5} {'found':>5} {'real':>4} {'fp':>4} {'break':>5} {'unlab':>5} {'prec':>6}  check=diff"
     print(header)
@@ -141,12 +156,16 @@ def main() -> int:
         totals.update(row)
         labelled = row.get("real", 0) + row.get("fp", 0) + row.get("breaking", 0)
         precision = f"{100 * row.get('real', 0) / labelled:5.1f}%" if labelled else "   n/a"
-        print(f"{repo['name']:48} {repo['set']:7} {row['files']:5} {row['findings']:5} {row.get('real', 0):4} {row.get('fp', 0):4} "
-              f"{row.get('breaking', 0):5} {row.get('unlabelled', 0):5} {precision}  {'yes' if row['agree'] else 'NO'}")
+        print(
+            f"{repo['name']:48} {repo['set']:7} {row['files']:5} {row['findings']:5} {row.get('real', 0):4} {row.get('fp', 0):4} "
+            f"{row.get('breaking', 0):5} {row.get('unlabelled', 0):5} {precision}  {'yes' if row['agree'] else 'NO'}"
+        )
     labelled = totals["real"] + totals["fp"] + totals["breaking"]
     precision = f"{100 * totals['real'] / labelled:5.1f}%" if labelled else "   n/a"
-    print(f"{'total':48} {'':7} {totals['files']:5} {totals['findings']:5} {totals['real']:4} {totals['fp']:4} "
-          f"{totals['breaking']:5} {totals['unlabelled']:5} {precision}  {len(chosen) - totals['missing'] - totals['agree']} disagree")
+    print(
+        f"{'total':48} {'':7} {totals['files']:5} {totals['findings']:5} {totals['real']:4} {totals['fp']:4} "
+        f"{totals['breaking']:5} {totals['unlabelled']:5} {precision}  {len(chosen) - totals['missing'] - totals['agree']} disagree"
+    )
     print(f"first-run real bugs no longer found: {totals['lost']}")
     if options.unlabelled is not None and unlabelled:
         with options.unlabelled.open("w", encoding="utf-8", newline="") as stream:

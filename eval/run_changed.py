@@ -29,14 +29,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import List
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from devfix.config import Config  # noqa: E402
 from devfix.analysis.project import ProjectFacts  # noqa: E402
+from devfix.config import Config  # noqa: E402
 from devfix.engine import process_source  # noqa: E402
 from devfix.files import discover  # noqa: E402
 
@@ -53,10 +52,21 @@ def run(script: Path, timeout: int, verify: bool = False) -> tuple:
     """(exit code, last line of output) of `python script` (or `devfix verify script`)."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(OFFLINE), env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "devfix.verify", "--cpu-only-load", str(script)] if verify else [sys.executable, str(script)]
+    command = (
+        [sys.executable, "-m", "devfix.verify", "--cpu-only-load", str(script)]
+        if verify
+        else [sys.executable, str(script)]
+    )
     try:
-        result = subprocess.run(command, cwd=script.parent, env=env, capture_output=True, text=True, timeout=timeout,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            command,
+            cwd=script.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return "timeout", ""
     lines = (result.stdout + result.stderr).strip().splitlines()
@@ -92,17 +102,17 @@ def classify(original: tuple, fixed: tuple, verified: tuple, verified_before: tu
             return "runs" + (", verify: fixed" if verified_before[0] != "-" and not ran(verified_before) else "")
         return "runs, verify: " + verified[1]
     device_failure = [any(word in result[1] for word in DEVICE_WORDS) for result in (original, fixed)]
-    if device_failure == [False, True] or device_failure == [True, True] and fixed[1] != original[1]:
+    if device_failure == [False, True] or (device_failure == [True, True] and fixed[1] != original[1]):
         return "broken? " + fixed[1]
     if device_failure == [True, False]:
         return "fixed, then fails for another reason: " + fixed[1]
     return "cannot run here: " + original[1]
 
 
-def set_names() -> List[str]:
+def set_names() -> list[str]:
     """The sets named in eval/repos.toml, and "all": a new blind set needs no code change."""
     repositories = tomllib.loads((HERE / "repos.toml").read_text(encoding="utf-8"))["repo"]
-    return sorted({r["set"] for r in repositories}) + ["all"]
+    return [*sorted({r["set"] for r in repositories}), "all"]
 
 
 def main() -> int:
@@ -131,7 +141,11 @@ def main() -> int:
                 original = run(before / relative, options.timeout)
                 fixed = run(after / relative, options.timeout)
                 verified = run(after / relative, options.timeout, verify=True) if ran(fixed) else ("-", "")
-                verified_before = run(before / relative, options.timeout, verify=True) if ran(original) and verified[0] != "-" else ("-", "")
+                verified_before = (
+                    run(before / relative, options.timeout, verify=True)
+                    if ran(original) and verified[0] != "-"
+                    else ("-", "")
+                )
                 verdict = classify(original, fixed, verified, verified_before)
                 broken += verdict.startswith("broken")
                 print(f"{repo['name']}/{relative}: {verdict}")

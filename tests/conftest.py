@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-
 from script_runner import shared_runner
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 
 class PythonSnapshot(SingleFileSnapshotExtension):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List
 
 from devfix.config import Config
 
@@ -49,7 +48,7 @@ class Case:
         return self.path.read_text(encoding="utf-8")
 
 
-def _directives(text: str) -> List[str]:
+def _directives(text: str) -> list[str]:
     found = []
     for line in text.splitlines():
         match = DIRECTIVE.match(line)
@@ -60,8 +59,8 @@ def _directives(text: str) -> List[str]:
     return found
 
 
-def _config(directives: List[str]) -> Config:
-    overrides: Dict[str, object] = {}
+def _config(directives: list[str]) -> Config:
+    overrides: dict[str, object] = {}
     for directive in directives:
         if directive == "--unsafe-fixes":
             overrides["unsafe_fixes"] = True
@@ -73,9 +72,11 @@ def _config(directives: List[str]) -> Config:
     return Config().with_overrides(**overrides)
 
 
-def all_cases() -> List[Case]:
+def all_cases() -> list[Case]:
     cases = []
     for path in sorted(FIXTURES.glob("DEV*/*.py")):
         directives = _directives(path.read_text(encoding="utf-8"))
-        cases.append(Case(path, path.parent.name, path.stem, _config(directives), "no-run" not in directives, tuple(directives)))
+        cases.append(
+            Case(path, path.parent.name, path.stem, _config(directives), "no-run" not in directives, tuple(directives))
+        )
     return cases

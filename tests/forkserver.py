@@ -63,7 +63,7 @@ def _wait(pid: int, timeout: float) -> int:
 def serve() -> None:
     import torch  # noqa: F401 - the point of the server: imported once, shared by every child
 
-    import devfix.engine  # noqa: F401
+    import devfix.engine  # preloaded too, so forked children start fast
     import devfix.verify.runner  # noqa: F401
 
     for line in sys.stdin:

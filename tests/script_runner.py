@@ -35,7 +35,10 @@ class ScriptRunner:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__).parent / "forkserver.py")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         self.scratch = tempfile.mkdtemp(prefix="devfix-runs-")
         self.count = 0
@@ -53,8 +56,14 @@ class ScriptRunner:
         self.count += 1
         output = os.path.join(self.scratch, f"{self.count}.out")
         errors = os.path.join(self.scratch, f"{self.count}.err") if split else None
-        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "output": output, "errors": errors,
-                   "timeout": timeout, "env": env or {}}
+        request = {
+            "argv": [str(a) for a in argv],
+            "cwd": str(cwd),
+            "output": output,
+            "errors": errors,
+            "timeout": timeout,
+            "env": env or {},
+        }
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         reply = json.loads(self.process.stdout.readline())

@@ -75,7 +75,9 @@ def test_a_changed_dependency_invalidates_the_importer(tmp_path, monkeypatch):
     first = _run("check", ".")
     assert "DEV003" in first[1]  # `Net()` holds weights and is never moved
     # the model now moves its inputs to its own device: nothing meets on two devices
-    (tmp_path / "model.py").write_text(MODEL_MOVES_ITSELF.replace("return self.fc(x)", "return self.fc(x.to(self.fc.weight.device))"))
+    (tmp_path / "model.py").write_text(
+        MODEL_MOVES_ITSELF.replace("return self.fc(x)", "return self.fc(x.to(self.fc.weight.device))")
+    )
     second = _run("check", ".")
     assert second == _run("check", "--no-cache", ".")
     assert second != first
@@ -97,7 +99,9 @@ def test_a_file_outside_the_group_that_changes_the_text_scans_invalidates(tmp_pa
 
 def test_another_configuration_is_another_key(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "train.py").write_text(TRAIN.replace("from model import Net", "Net = torch.nn.Linear").replace("Net()", "Net(4, 2)"))
+    (tmp_path / "train.py").write_text(
+        TRAIN.replace("from model import Net", "Net = torch.nn.Linear").replace("Net()", "Net(4, 2)")
+    )
     everything = _run("check", ".")
     assert "DEV003" in everything[1]
     assert "DEV003" not in _run("check", "--ignore", "DEV003", ".")[1]
@@ -106,7 +110,9 @@ def test_another_configuration_is_another_key(tmp_path, monkeypatch):
 
 def test_an_unreadable_cache_is_ignored(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "train.py").write_text(TRAIN.replace("from model import Net", "Net = torch.nn.Linear").replace("Net()", "Net(4, 2)"))
+    (tmp_path / "train.py").write_text(
+        TRAIN.replace("from model import Net", "Net = torch.nn.Linear").replace("Net()", "Net(4, 2)")
+    )
     expected = _run("check", "--no-cache", ".")
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "groups.json").write_text("{not json")

@@ -3,13 +3,16 @@ default nobody overrides leaves dead."""
 
 from __future__ import annotations
 
-from devfix.analysis.callers import kept_defaults, passed_arguments
 from project_runs import project_findings
+
+from devfix.analysis.callers import kept_defaults, passed_arguments
 
 
 def test_calls_are_read_for_positional_and_keyword_arguments():
-    files = [("a.py", b"def show(self, epoch, fix=True): pass\nshow(1)\ng.show(f(1, 2), [3, 4])\n"),
-             ("b.py", b"x.show(2, tag='a,b')  # show(1, 2, 3) in a comment\n")]
+    files = [
+        ("a.py", b"def show(self, epoch, fix=True): pass\nshow(1)\ng.show(f(1, 2), [3, 4])\n"),
+        ("b.py", b"x.show(2, tag='a,b')  # show(1, 2, 3) in a comment\n"),
+    ]
     assert passed_arguments(files, frozenset({b"show"})) == {b"show": (2, frozenset({"tag"}))}
 
 
@@ -55,8 +58,10 @@ def test_a_branch_no_caller_takes_is_not_rewritten(tmp_path):
 
 
 def test_a_caller_that_passes_the_flag_keeps_the_branch(tmp_path):
-    main = ("import torch\nfrom gan import GAN\n\ngan = GAN()\ngan.visualize_results(1)\n"
-            "gan.visualize_results(2, fix=False)\n")
+    main = (
+        "import torch\nfrom gan import GAN\n\ngan = GAN()\ngan.visualize_results(1)\n"
+        "gan.visualize_results(2, fix=False)\n"
+    )
     found = project_findings(tmp_path, {"gan.py": GAN, "main.py": main})
     assert "gan.py:19 DEV002" in found
 
@@ -88,9 +93,11 @@ def test_a_flag_a_self_test_sets_is_still_the_choice_of_other_callers(tmp_path):
     """The self-test passes `cuda=True`; the training script passes its `--cuda` option. The
     guarded `.cuda()` is the callers' choice; the self-test's own `.cuda()` calls are bugs
     (modelled on a public DeepLab's losses)."""
-    train = ("import argparse\nimport torch\nfrom loss import SegmentationLosses\n\n"
-             "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
-             "args = parser.parse_args()\ncriterion = SegmentationLosses(cuda=args.cuda)\n")
+    train = (
+        "import argparse\nimport torch\nfrom loss import SegmentationLosses\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
+        "args = parser.parse_args()\ncriterion = SegmentationLosses(cuda=args.cuda)\n"
+    )
     found = project_findings(tmp_path, {"loss.py": LOSS, "train.py": train})
     assert found == ["loss.py:18 DEV001", "loss.py:18 DEV002", "loss.py:19 DEV002"]
     # alone, the self-test is the only caller: `cuda=True` is a constant, and the guard always holds

@@ -44,7 +44,10 @@ def test_apply_fixes_in_place_and_reports_each_fix(runner, project, monkeypatch)
     assert result.exit_code == 0, result.output  # everything found was fixed
     assert runner.invoke(main, ["apply", "."]).exit_code == 0  # and nothing is left
     assert (project / "train.py").read_text() == CLEAN
-    assert "train.py:5:7: DEV003 [fixed] model 'net' is built on the CPU and meets values on the device (line 6" in result.output
+    assert (
+        "train.py:5:7: DEV003 [fixed] model 'net' is built on the CPU and meets values on the device (line 6"
+        in result.output
+    )
     assert "Fixed 1 problem in 1 file (2 files checked)." in result.output
 
 
@@ -76,7 +79,9 @@ def test_check_reports_without_fixing(runner, project, monkeypatch):
 
 
 def test_a_finding_is_one_line_even_when_its_code_spans_lines(runner, tmp_path, monkeypatch):
-    (tmp_path / "net.py").write_text("import torch.nn as nn\n\nmodel = nn.Sequential(\n    nn.Linear(2, 2),\n).cuda()\n")
+    (tmp_path / "net.py").write_text(
+        "import torch.nn as nn\n\nmodel = nn.Sequential(\n    nn.Linear(2, 2),\n).cuda()\n"
+    )
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(main, ["check", "."])
     findings = [line for line in result.output.splitlines() if "DEV0" in line]
@@ -160,7 +165,7 @@ def test_examples_diff_shows_reviewable_fixes(runner):
     examples = Path(__file__).parent.parent / "examples"
     result = runner.invoke(main, ["apply", "--diff", str(examples)])
     assert result.exit_code == 1
-    assert "+device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")" in result.stdout
+    assert '+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in result.stdout
     assert '-    device = torch.device("cuda:1")' in result.stdout
 
 
@@ -168,8 +173,8 @@ def test_a_fix_that_does_not_parse_is_dropped_and_reported(monkeypatch):
     """The engine never returns code that does not parse, and keeps the other fixes."""
     import libcst as cst
 
-    from devfix.engine import process_source
     from devfix.config import Config
+    from devfix.engine import process_source
     from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
 
     real = HardCodedCuda._fix
@@ -178,6 +183,7 @@ def test_a_fix_that_does_not_parse_is_dropped_and_reported(monkeypatch):
         finding = real(self, ctx, call, message, build)
         if "zeros" in message:  # make this one fix emit an invalid tree
             from devfix.edits import Replace
+
             invalid = cst.Attribute(value=cst.Integer("1"), attr=cst.Name("real"))  # `1.real`
             finding = self.finding(call, message, [Replace(call, invalid)])
         return finding
@@ -221,12 +227,18 @@ def test_dry_run_diff_keeps_unchanged_blank_lines_as_context(runner, tmp_path, m
     """difflib's "autojunk" heuristic treats frequent lines of long files (blank ones) as junk
     and shows them as removed and added again; the diff a reviewer reads must not."""
     filler = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(80))
-    source = "import torch\nfrom torch import nn\n\n" + filler + "model = nn.Linear(2, 2).cuda()\n\nx = torch.ones(1, 2).cuda()\nprint(model(x))\n"
+    source = (
+        "import torch\nfrom torch import nn\n\n"
+        + filler
+        + "model = nn.Linear(2, 2).cuda()\n\nx = torch.ones(1, 2).cuda()\nprint(model(x))\n"
+    )
     (tmp_path / "long.py").write_text(source)
     monkeypatch.chdir(tmp_path)
     diff = runner.invoke(main, ["apply", "--diff", "long.py"]).stdout
     removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    assert removed == ["-model = nn.Linear(2, 2).cuda()", "-x = torch.ones(1, 2).cuda()"], diff  # no blank line "removed"
+    assert removed == ["-model = nn.Linear(2, 2).cuda()", "-x = torch.ones(1, 2).cuda()"], (
+        diff
+    )  # no blank line "removed"
 
 
 def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, tmp_path, monkeypatch):
@@ -235,22 +247,29 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
     at import time, before that choice. The files of one run are analysed together (spec
     principle 9); a script of another sub-project, which imports none of them, runs in its own
     process and gets its declaration."""
-    (tmp_path / "utils.py").write_text(textwrap.dedent(
-        """\
+    (tmp_path / "utils.py").write_text(
+        textwrap.dedent(
+            """\
         import os
 
 
         def auto_select_gpu(gpu):
             os.environ["CUDA_VISIBLE_DEVICES"] = gpu
-        """))
-    (tmp_path / "layers.py").write_text(textwrap.dedent(
-        """\
+        """
+        )
+    )
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent(
+            """\
         import torch
 
         SCALE = torch.ones(4).cuda()
-        """))
-    (tmp_path / "train.py").write_text(textwrap.dedent(
-        """\
+        """
+        )
+    )
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """\
         import torch
         from torch import nn
 
@@ -262,7 +281,9 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
             utils.auto_select_gpu("1")
             model = nn.Linear(4, 2).cuda()
             print(model(torch.randn(3, 4)))
-        """))
+        """
+        )
+    )
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "demo.py").write_text("import torch\n\nprint(torch.ones(2).cuda())\n")
     monkeypatch.chdir(tmp_path)
@@ -304,10 +325,13 @@ def test_what_was_not_covered_is_said_in_one_line_and_listed_on_request(runner, 
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == (
         "Not covered: at 1 place in 1 file a value meets one whose device devfix cannot tell; "
-        "left alone (`--show-undecided` lists them).")
+        "left alone (`--show-undecided` lists them)."
+    )
     listed = runner.invoke(main, ["check", "--show-undecided", "train.py"]).output.splitlines()
-    assert listed[0] == ("train.py:7:7: undecided: `net(torch.ones(1, 4).type(tensor_type()))` meets a value whose device "
-                         "devfix cannot tell; left alone")
+    assert listed[0] == (
+        "train.py:7:7: undecided: `net(torch.ones(1, 4).type(tensor_type()))` meets a value whose device "
+        "devfix cannot tell; left alone"
+    )
     assert "Not covered" not in runner.invoke(main, ["check", "-q", "train.py"]).output
     (tmp_path / "train.py").write_text(CLEAN)
     assert "Not covered" not in runner.invoke(main, ["check", "train.py"]).output

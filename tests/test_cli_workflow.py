@@ -24,7 +24,9 @@ HARD_CODED = textwrap.dedent(
     print(model(torch.ones(1, 4).cuda()))
     """
 )
-PLAIN_LIST = (HERE / "fixtures" / "DEV013" / "append_in_init.py").read_text().split("\n", 1)[1]  # without its `--unsafe-fixes` line
+PLAIN_LIST = (
+    (HERE / "fixtures" / "DEV013" / "append_in_init.py").read_text().split("\n", 1)[1]
+)  # without its `--unsafe-fixes` line
 
 
 @pytest.fixture
@@ -53,9 +55,15 @@ def test_json_carries_the_range_rule_status_and_edit_of_each_finding(runner, pro
     assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (4, 9, 4, 31)
     assert first["name"] == "hard-coded-cuda" and first["status"] == "fixable"
     assert first["fix"]["applicability"] == "safe" and first["fix"]["applied"] is False
-    assert first["fix"]["edits"] == [{"kind": "replace", "location": {"line": 4, "column": 9},
-                                      "end_location": {"line": 4, "column": 31}, "content": "nn.Linear(4, 2).to(device)"}]
-    declaration = [item for item in items if item["code"] == "DEV001"][0]
+    assert first["fix"]["edits"] == [
+        {
+            "kind": "replace",
+            "location": {"line": 4, "column": 9},
+            "end_location": {"line": 4, "column": 31},
+            "content": "nn.Linear(4, 2).to(device)",
+        }
+    ]
+    declaration = next(item for item in items if item["code"] == "DEV001")
     assert declaration["fix"]["edits"][0]["kind"] in ("insert-before", "insert-after")
     assert "device = torch.device(" in declaration["fix"]["edits"][0]["content"]
 
@@ -76,7 +84,9 @@ def test_the_diff_and_a_machine_format_never_share_a_stream(runner, project):
 
 
 def test_output_file_takes_the_report_and_leaves_stdout_to_the_diff(runner, project):
-    result = runner.invoke(main, ["apply", "--diff", "--output-format", "sarif", "--output-file", "out/report.sarif", "train.py"])
+    result = runner.invoke(
+        main, ["apply", "--diff", "--output-format", "sarif", "--output-file", "out/report.sarif", "train.py"]
+    )
     assert result.exit_code == 1
     assert result.stdout.startswith("--- a/train.py") and result.stderr == ""
     sarif = json.loads((project / "out" / "report.sarif").read_text())
@@ -95,12 +105,15 @@ def test_each_ci_format_is_well_formed(runner, project):
         assert result.exit_code == 2, (name, result.output)  # a file that cannot be parsed wins
         outputs[name] = result.stdout
     github = outputs["github"].splitlines()
-    assert "::error title=devfix (DEV002),file=train.py,line=4,col=9,endLine=4,endColumn=31::DEV002 [fixable]" in outputs["github"]
+    assert (
+        "::error title=devfix (DEV002),file=train.py,line=4,col=9,endLine=4,endColumn=31::DEV002 [fixable]"
+        in outputs["github"]
+    )
     assert any(line.startswith("::error file=broken.py,title=devfix::cannot parse") for line in github)
     sarif = json.loads(outputs["sarif"])
     run = sarif["runs"][0]
     assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} >= {"DEV001", "DEV002", "DEV013"}
-    region = [r for r in run["results"] if r["ruleId"] == "DEV002"][0]["locations"][0]["physicalLocation"]["region"]
+    region = next(r for r in run["results"] if r["ruleId"] == "DEV002")["locations"][0]["physicalLocation"]["region"]
     assert region == {"startLine": 4, "startColumn": 9, "endLine": 4, "endColumn": 31}
     assert run["invocations"][0]["executionSuccessful"] is False
     gitlab = json.loads(outputs["gitlab"])
@@ -256,7 +269,7 @@ def test_show_settings_prints_the_resolved_configuration_of_a_file(runner, monor
     assert lines[0] == "Settings for b/train.py"
     assert any(line.startswith("configuration = ") and line.endswith('b/pyproject.toml"') for line in lines)
     assert 'ignore = ["DEV002"]' in lines and "excluded = false" in lines
-    assert "DEV002" not in [line for line in lines if line.startswith("rules = ")][0]
+    assert "DEV002" not in next(line for line in lines if line.startswith("rules = "))
     legacy = runner.invoke(main, ["show-settings", "a/legacy/train.py"]).stdout.splitlines()
     assert 'extend-exclude = ["a/legacy/"]' in legacy and "excluded = true" in legacy
     selected = runner.invoke(main, ["show-settings", "--select", "DEV003", "a/train.py"]).stdout
@@ -264,7 +277,9 @@ def test_show_settings_prints_the_resolved_configuration_of_a_file(runner, monor
 
 
 def test_per_file_ignores_silence_rules_for_matching_files(runner, tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text('[tool.devfix]\n[tool.devfix.per-file-ignores]\n"benchmarks/" = ["DEV002"]\n"*_gpu.py" = ["DEV001", "DEV002"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devfix]\n[tool.devfix.per-file-ignores]\n"benchmarks/" = ["DEV002"]\n"*_gpu.py" = ["DEV001", "DEV002"]\n'
+    )
     for name in ("benchmarks/speed.py", "train.py", "models/check_gpu.py"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(HARD_CODED)
@@ -313,7 +328,8 @@ def test_check_reports_unknown_and_unused_suppressions(runner, tmp_path, monkeyp
 def test_add_ignore_silences_todays_findings_so_check_passes(runner, tmp_path, monkeypatch):
     shutil.copytree(HERE.parent / "examples", tmp_path / "examples")
     (tmp_path / "examples" / "more.py").write_text(
-        'import torch\nmsg = """\nx""" + str(torch.ones(2).cuda())\ny = torch.ones(2).cuda()  # noqa: E501\n')
+        'import torch\nmsg = """\nx""" + str(torch.ones(2).cuda())\ny = torch.ones(2).cuda()  # noqa: E501\n'
+    )
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(main, ["check", "examples"]).exit_code == 1
     result = runner.invoke(main, ["add-ignore", "examples"])
@@ -335,7 +351,9 @@ def test_add_ignore_merges_codes_and_names_lines_it_cannot_comment(runner, tmp_p
 
     source = b"a = 1  # devfix: ignore[DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''\n"
     new, refused = add_ignores(source, {1: ["DEV002"], 2: ["DEV002"], 4: ["DEV009"], 5: ["DEV009"]})
-    assert new == b"a = 1  # devfix: ignore[DEV002, DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''  # devfix: ignore[DEV009]\n"
+    assert (
+        new == b"a = 1  # devfix: ignore[DEV002, DEV004]\r\nb = (1 +\\\n  2)\nc = '''\n'''  # devfix: ignore[DEV009]\n"
+    )
     assert refused == [2, 4]
 
 
@@ -355,7 +373,9 @@ def test_stdin_takes_the_configuration_and_excludes_of_its_name(runner, monorepo
     # b/pyproject.toml ignores DEV002: the source read as b/x.py needs nothing
     as_b = runner.invoke(main, ["apply", "-", "--stdin-filename", "b/x.py"], input=HARD_CODED)
     assert as_b.exit_code == 0 and as_b.stdout == HARD_CODED
-    forced = runner.invoke(main, ["apply", "--force-exclude", "-", "--stdin-filename", "a/legacy/x.py"], input=HARD_CODED)
+    forced = runner.invoke(
+        main, ["apply", "--force-exclude", "-", "--stdin-filename", "a/legacy/x.py"], input=HARD_CODED
+    )
     assert forced.exit_code == 0 and forced.stdout == HARD_CODED  # excluded: passed through untouched
     assert runner.invoke(main, ["add-ignore", "-"], input=HARD_CODED).exit_code == 2
 
@@ -406,8 +426,13 @@ def test_summary_md_describes_the_fixes_per_rule_for_a_pull_request(runner, tmp_
     assert text.startswith("# devfix: device-placement fixes\n\ndevfix would fix 17 problems in 5 files (5 checked).")
     assert "| DEV006 dataset-off-cpu-path | 4 |" in text and "| DEV002 hard-coded-cuda | 1 |" in text
     section = text.split("## DEV001 device-declaration (3)")[1].split("\n## ")[0]
-    assert '+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in section  # its own edit, not the line it is reported at
-    assert "Files: `examples/cnn_classifier.py`, `examples/imbalanced_classes.py`, `examples/tabular_regression.py`" in section
+    assert (
+        '+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in section
+    )  # its own edit, not the line it is reported at
+    assert (
+        "Files: `examples/cnn_classifier.py`, `examples/imbalanced_classes.py`, `examples/tabular_regression.py`"
+        in section
+    )
     assert text.count("```diff") == 7  # one example per rule
     applied = runner.invoke(main, ["apply", "--summary-md", "pr.md", "examples"])
     assert applied.exit_code == 0 and "devfix fixed 17 problems" in (tmp_path / "pr.md").read_text()
@@ -428,9 +453,15 @@ def test_the_readme_migration_walkthrough_works_as_written(tmp_path):
     block = readme.split("<!-- walkthrough -->\n```sh\n", 1)[1].split("```", 1)[0]
     repo = tmp_path / "repo"
     shutil.copytree(HERE.parent / "examples", repo / "examples")
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "NO_COLOR": "1",
+    }
     for setup in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "examples"]):
         subprocess.run(setup, cwd=repo, env=env, check=True)
     for line in block.strip().splitlines():
@@ -469,7 +500,9 @@ def test_format_with_runs_the_formatter_on_the_written_files(runner, project):
     import sys
 
     (project / "clean.py").write_text("import torch\n")
-    (project / "fmt.py").write_text("import sys\nfor name in sys.argv[1:]:\n    open(name, 'a').write('# formatted\\n')\n")
+    (project / "fmt.py").write_text(
+        "import sys\nfor name in sys.argv[1:]:\n    open(name, 'a').write('# formatted\\n')\n"
+    )
     command = f'"{sys.executable}" fmt.py'
     result = runner.invoke(main, ["apply", "--format-with", command, "train.py", "clean.py"])
     assert result.exit_code == 0, result.output

@@ -10,7 +10,6 @@ parse properties hold for any version. Runtime: about 30 s.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 import libcst as cst
 import pytest
@@ -25,7 +24,7 @@ SUBSETS = ("nn", "optim", "utils/data")
 EXPECTATIONS = Path(__file__).parent / "corpus_expectations.txt"
 
 
-def corpus() -> List[Path]:
+def corpus() -> list[Path]:
     return sorted(path for folder in SUBSETS for path in (ROOT / folder).rglob("*.py"))
 
 

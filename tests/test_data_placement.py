@@ -31,24 +31,38 @@ def site_of(code: str, placement: str = "pinned"):
 
 
 def test_plan_hoists_tensordataset_moves_under_pinning():
-    site = site_of(HEADER + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\n" + LOOP)
+    site = site_of(
+        HEADER
+        + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\n"
+        + LOOP
+    )
     assert len(site.hoist) == 2 and not site.on_device_after and site.pins_after and not site.remove_pin
 
 
 def test_plan_keeps_device_data_in_device_mode_and_unpins():
-    site = site_of(HEADER + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\n" + LOOP, "device")
+    site = site_of(
+        HEADER
+        + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\n"
+        + LOOP,
+        "device",
+    )
     assert site.hoist == [] and site.on_device_after and site.remove_pin and not site.pins_after
 
 
 def test_device_mode_with_workers_over_device_data_is_reported_without_fix():
-    code = HEADER + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, num_workers=2)\n" + LOOP
+    code = (
+        HEADER + "loader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, num_workers=2)\n" + LOOP
+    )
     new, diagnostics = fix_code(code, DEVICE)
     assert new == code
     assert [(d.code, d.status) for d in diagnostics] == [("DEV006", "no-fix")]
 
 
 def test_loader_that_escapes_is_not_hoisted():
-    code = HEADER + "from mylib import fit\nloader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\nfit(model, loader)\n"
+    code = (
+        HEADER
+        + "from mylib import fit\nloader = DataLoader(TensorDataset(X.to(device), y.to(device)), batch_size=4, pin_memory=True)\nfit(model, loader)\n"
+    )
     new, diagnostics = fix_code(code)
     assert "X.to(device)" in new and "pin_memory" not in new  # the crash is fixed, the data stays
     assert {d.code for d in diagnostics if d.status == "no-fix"} == {"DEV006"}

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import libcst as cst
+from project_runs import project_findings
 
 from devfix.analysis.demands import cuda_default_params
 from devfix.analysis.tree import Tree
 from devfix.config import Config
 from devfix.engine import FileResult, process_project
-from project_runs import project_findings
 
 CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_gpu_by_default_helper"
 
@@ -29,10 +29,26 @@ def test_a_true_default_that_guards_a_cuda_call_asks_for_a_gpu():
 
 def test_other_defaults_and_guards_do_not():
     assert _defaults("def f(x, cuda=False):\n    if cuda:\n        x = x.cuda()\n    return x\n") == frozenset()
-    assert _defaults("def f(x, cpu=True):\n    if cpu:\n        return x\n    else:\n        return x.cuda()\n") == frozenset()
-    assert _defaults("def f(x, cuda=True):\n    if cuda and x.numel():\n        x = x.cuda()\n    return x\n") == frozenset()
-    assert _defaults("def f(x, a, cuda=True):\n    if a:\n        pass\n    elif cuda:\n        x = x.cuda()\n    return x\n") == frozenset()
-    assert _defaults("def f(x, cuda=True):\n    def g(cuda):\n        if cuda:\n            return x.cuda()\n    return g\n") == frozenset()
+    assert (
+        _defaults("def f(x, cpu=True):\n    if cpu:\n        return x\n    else:\n        return x.cuda()\n")
+        == frozenset()
+    )
+    assert (
+        _defaults("def f(x, cuda=True):\n    if cuda and x.numel():\n        x = x.cuda()\n    return x\n")
+        == frozenset()
+    )
+    assert (
+        _defaults(
+            "def f(x, a, cuda=True):\n    if a:\n        pass\n    elif cuda:\n        x = x.cuda()\n    return x\n"
+        )
+        == frozenset()
+    )
+    assert (
+        _defaults(
+            "def f(x, cuda=True):\n    def g(cuda):\n        if cuda:\n            return x.cuda()\n    return g\n"
+        )
+        == frozenset()
+    )
 
 
 def test_a_script_that_converts_with_the_default_needs_a_gpu(tmp_path):
@@ -42,9 +58,11 @@ def test_a_script_that_converts_with_the_default_needs_a_gpu(tmp_path):
 
 def test_a_script_that_says_cuda_false_runs_without_a_gpu(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
-    script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n"
-              "model = nn.Linear(4, 2).cuda()\nx = tools.totensor(np.zeros((1, 4), dtype=np.float32), cuda=False)\n"
-              "print(tools.tonumpy(model(x.cuda())))\n")
+    script = (
+        "import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n"
+        "model = nn.Linear(4, 2).cuda()\nx = tools.totensor(np.zeros((1, 4), dtype=np.float32), cuda=False)\n"
+        "print(tools.tonumpy(model(x.cuda())))\n"
+    )
     found = project_findings(tmp_path / "p", {"predict.py": script})
     assert "predict.py:6 DEV002" in found and "predict.py:8 DEV002" in found
     assert not any(f.startswith("train.py") for f in found)
@@ -52,9 +70,11 @@ def test_a_script_that_says_cuda_false_runs_without_a_gpu(tmp_path):
 
 def test_a_function_that_calls_gpu_code_needs_a_gpu_too(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
-    script = ("import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n\n"
-              "def batch():\n    return tools.totensor(np.zeros((1, 4), dtype=np.float32))\n\n\n"
-              "def main():\n    model = nn.Linear(4, 2).cuda()\n    print(model(batch()))\n\n\nmain()\n")
+    script = (
+        "import numpy as np\nimport torch.nn as nn\n\nimport tools\n\n\n"
+        "def batch():\n    return tools.totensor(np.zeros((1, 4), dtype=np.float32))\n\n\n"
+        "def main():\n    model = nn.Linear(4, 2).cuda()\n    print(model(batch()))\n\n\nmain()\n"
+    )
     assert project_findings(tmp_path / "p", {"infer.py": script}) == []
 
 
@@ -70,33 +90,45 @@ def test_a_submodule_imported_by_name_is_analysed_first(tmp_path):
 
 
 def test_a_script_that_imports_the_runs_cuda_extension_needs_a_gpu(tmp_path):
-    setup = ("from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
-             "setup(name='fastsig', ext_modules=[CUDAExtension('fastsig', ['fastsig.cu'])],\n"
-             "      cmdclass={'build_ext': BuildExtension})\n")
-    test = ("import torch\nimport fastsig\n\n\ndef main():\n    x = torch.randn(4).cuda()\n"
-            "    print(fastsig.forward(x))\n\n\nmain()\n")
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+        "setup(name='fastsig', ext_modules=[CUDAExtension('fastsig', ['fastsig.cu'])],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n"
+    )
+    test = (
+        "import torch\nimport fastsig\n\n\ndef main():\n    x = torch.randn(4).cuda()\n"
+        "    print(fastsig.forward(x))\n\n\nmain()\n"
+    )
     (tmp_path / "setup.py").write_text(setup)
     (tmp_path / "test_ext.py").write_text(test)
     assert project_findings(tmp_path, {}) == []
     # without the extension, the same `.cuda()` crashes a CPU-only machine for nothing
-    (tmp_path / "test_ext.py").write_text(test.replace("import fastsig\n", "").replace("fastsig.forward(x)", "x.sigmoid()"))
+    (tmp_path / "test_ext.py").write_text(
+        test.replace("import fastsig\n", "").replace("fastsig.forward(x)", "x.sigmoid()")
+    )
     assert project_findings(tmp_path, {}) == ["test_ext.py:5 DEV001", "test_ext.py:5 DEV002"]
 
 
 def test_a_helper_that_returns_before_its_gpu_call_does_not_need_a_gpu(tmp_path):
     """`init_distributed_mode(args)` returns early without a cluster: its callers run on the CPU."""
-    dist = ("import os\nimport torch\n\n\ndef init_distributed_mode(args):\n    if 'RANK' not in os.environ:\n"
-            "        args.distributed = False\n        return\n    args.distributed = True\n"
-            "    torch.cuda.set_device(args.gpu)\n")
-    train = ("import argparse\nimport torch\n\nimport dist\n\n\ndef main(args):\n    dist.init_distributed_mode(args)\n"
-             "    x = torch.randn(2).cuda()\n    print(x)\n\n\nmain(argparse.Namespace(gpu=0))\n")
+    dist = (
+        "import os\nimport torch\n\n\ndef init_distributed_mode(args):\n    if 'RANK' not in os.environ:\n"
+        "        args.distributed = False\n        return\n    args.distributed = True\n"
+        "    torch.cuda.set_device(args.gpu)\n"
+    )
+    train = (
+        "import argparse\nimport torch\n\nimport dist\n\n\ndef main(args):\n    dist.init_distributed_mode(args)\n"
+        "    x = torch.randn(2).cuda()\n    print(x)\n\n\nmain(argparse.Namespace(gpu=0))\n"
+    )
     assert "train.py:9 DEV002" in project_findings(tmp_path, {"dist.py": dist, "train.py": train})
 
 
 def test_a_script_that_imports_a_module_no_parser_reads_never_runs(tmp_path):
     """`input.cuda(async=True)` is a SyntaxError since Python 3.7: `import utils` fails, and
     nothing after it runs on any machine (modelled on an SWA training script)."""
-    utils = "import torch\n\n\ndef train_epoch(loader, model):\n    for x, y in loader:\n        x = x.cuda(async=True)\n"
+    utils = (
+        "import torch\n\n\ndef train_epoch(loader, model):\n    for x, y in loader:\n        x = x.cuda(async=True)\n"
+    )
     train = "import torch\nimport utils\n\nmodel = torch.nn.Linear(2, 2).cuda()\n"
     assert project_findings(tmp_path, {"utils.py": utils, "train.py": train}) == []
     utils = utils.replace("async=True", "non_blocking=True")

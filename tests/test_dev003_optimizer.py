@@ -20,7 +20,9 @@ def _findings(source: bytes):
 
 
 def test_adagrad_used_on_the_cpu_before_the_move_is_reported_without_a_fix():
-    source = TRAINED_ON_CPU.replace(b"optim.SGD(net.parameters(), lr=0.001, momentum=0.9)", b"optim.Adagrad(net.parameters(), lr=0.01)")
+    source = TRAINED_ON_CPU.replace(
+        b"optim.SGD(net.parameters(), lr=0.001, momentum=0.9)", b"optim.Adagrad(net.parameters(), lr=0.01)"
+    )
     result = _findings(source)
     assert result.new == source
     assert [(d.line, d.code, d.status) for d in result.diagnostics] == [(23, "DEV003", "no-fix")]

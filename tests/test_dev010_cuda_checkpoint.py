@@ -24,7 +24,7 @@ import torch.serialization
 
 from devfix.engine import fix_code
 
-PROGRAM = '''\
+PROGRAM = """\
 import sys
 
 import torch
@@ -35,9 +35,9 @@ if torch.cuda.is_available():
     model.cuda()
 model.load_state_dict(torch.load(sys.argv[1], weights_only=True))
 print("LOADED", model.weight.device, float(model.weight.sum()))
-'''
+"""
 
-PROGRAM_WITH_DEVICE = '''\
+PROGRAM_WITH_DEVICE = """\
 import sys
 
 import torch
@@ -48,7 +48,7 @@ model = nn.Linear(4, 2).to(device)
 checkpoint = torch.load(sys.argv[1], weights_only=True)
 model.load_state_dict(checkpoint["model"])
 print("LOADED", model.weight.device, float(model.weight.sum()))
-'''
+"""
 
 
 def _save_cuda_tagged(obj, path: Path) -> None:
@@ -58,11 +58,15 @@ def _save_cuda_tagged(obj, path: Path) -> None:
 
 def _run(script: Path, checkpoint: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    return subprocess.run([sys.executable, str(script), str(checkpoint)], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(script), str(checkpoint)], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="proves the CPU-only failure; needs a machine without CUDA")
-@pytest.mark.parametrize("program,wrap", [(PROGRAM, False), (PROGRAM_WITH_DEVICE, True)], ids=["cpu-fallback", "device-variable"])
+@pytest.mark.parametrize(
+    "program,wrap", [(PROGRAM, False), (PROGRAM_WITH_DEVICE, True)], ids=["cpu-fallback", "device-variable"]
+)
 def test_cuda_tagged_checkpoint_loads_after_fix(tmp_path, program, wrap):
     layer = torch.nn.Linear(4, 2)
     state = layer.state_dict()

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from fixture_cases import all_cases
 
 from devfix.engine import fix_code
-from fixture_cases import all_cases
 
 CASES = [c for c in all_cases() if c.runnable and "no-verify" not in c.directives]
 POSITIVE = [c for c in CASES if not c.negative]
@@ -27,7 +27,9 @@ POSITIVE = [c for c in CASES if not c.negative]
 def _verify(script_runner, script, tmp_path, case):
     devices = next((d.split("=", 1)[1] for d in case.directives if d.startswith("verify-devices=")), "1")
     load = [] if "verify-same-machine" in case.directives else ["--cpu-only-load"]
-    returncode, output = script_runner.run(["-m", "devfix.verify", "--json", *load, "--devices", devices, script], cwd=tmp_path)
+    returncode, output = script_runner.run(
+        ["-m", "devfix.verify", "--json", *load, "--devices", devices, script], cwd=tmp_path
+    )
     report = {}
     for line in reversed(output.strip().splitlines()):
         try:
@@ -52,8 +54,8 @@ def test_fixed_or_correct_fixture_passes_on_simulated_gpu(case, tmp_path, script
 def test_input_fixture_fails_on_gpu_or_on_cpu(case, tmp_path, script_runner):
     script = tmp_path / f"{case.rule}_{case.name}.py"
     script.write_text(case.source(), encoding="utf-8")
-    verify_code, report, verify_output = _verify(script_runner, script, tmp_path, case)
-    cpu_code, cpu_output = script_runner.run([script], cwd=tmp_path)
+    verify_code, _report, verify_output = _verify(script_runner, script, tmp_path, case)
+    cpu_code, _cpu_output = script_runner.run([script], cwd=tmp_path)
     fails = verify_code != 0 or cpu_code != 0
     if "input-runs" in case.directives:
         assert not fails, "declared `input-runs`, but the input fails: drop the directive"

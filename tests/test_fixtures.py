@@ -13,9 +13,9 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from fixture_cases import all_cases
 
 from devfix.engine import fix_code
-from fixture_cases import all_cases
 
 CASES = all_cases()
 POSITIVE = [c for c in CASES if not c.negative]
@@ -48,8 +48,14 @@ def test_fixture_findings(case, findings_snapshot):
     source = case.source()
     _, applied = fixed(case)
     _, checked = fix_code(source, case.config, fix=False)
-    lines = [f"{d.line}:{d.column} {d.code} [{d.status}] {d.message}" + (f" — {d.hint}" if d.status == "no-fix" and d.hint else "") for d in applied]
-    assert [(d.line, d.column, d.code, d.message) for d in checked] == [(d.line, d.column, d.code, d.message) for d in applied]
+    lines = [
+        f"{d.line}:{d.column} {d.code} [{d.status}] {d.message}"
+        + (f" — {d.hint}" if d.status == "no-fix" and d.hint else "")
+        for d in applied
+    ]
+    assert [(d.line, d.column, d.code, d.message) for d in checked] == [
+        (d.line, d.column, d.code, d.message) for d in applied
+    ]
     assert "\n".join(lines) + "\n" == findings_snapshot
 
 
@@ -83,8 +89,12 @@ def _run(script: Path, *, cuda: bool, timeout: int = 120) -> subprocess.Complete
         env["CUDA_VISIBLE_DEVICES"] = ""
     env.setdefault("PYTHONHASHSEED", "0")
     return subprocess.run(
-        [sys.executable, str(PROBE), str(script)], cwd=script.parent, env=env,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, str(PROBE), str(script)],
+        cwd=script.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

@@ -39,7 +39,9 @@ def moved_names(facts: FileFacts, rule: str = "DEV004"):
 
 
 def test_batches_are_cpu_tensors_named_where_the_loop_binds_them():
-    facts = facts_of(HEADER + "for x, y, ids in loader:\n    loss = criterion(model(x), y)\n    print(np.asarray(ids))\n")
+    facts = facts_of(
+        HEADER + "for x, y, ids in loader:\n    loss = criterion(model(x), y)\n    print(np.asarray(ids))\n"
+    )
     x = bound(facts, "x")
     assert x.kind is Kind.TENSOR and x.place is Place.CPU
     [origin] = x.origins
@@ -48,7 +50,9 @@ def test_batches_are_cpu_tensors_named_where_the_loop_binds_them():
 
 
 def test_moved_batches_are_on_the_device_and_nothing_is_planned():
-    facts = facts_of(HEADER + "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss = criterion(model(x), y)\n")
+    facts = facts_of(
+        HEADER + "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss = criterion(model(x), y)\n"
+    )
     assert bound(facts, "x").place is Place.DEVICE
     assert facts.plan.moves == {}
 
@@ -108,7 +112,9 @@ def test_a_discarded_move_on_a_global_inside_a_function_is_not_rewritten():
 
 
 def test_next_over_iter_of_a_loader_yields_batches():
-    facts = facts_of(HEADER + "it = iter(loader)\nfor step in range(2):\n    x, y = next(it)\n    loss = criterion(model(x), y)\n")
+    facts = facts_of(
+        HEADER + "it = iter(loader)\nfor step in range(2):\n    x, y = next(it)\n    loss = criterion(model(x), y)\n"
+    )
     assert moved_names(facts) == ["x", "y"]
     assert all(isinstance(move.origin.binder, cst.Assign) for move in facts.plan.by_rule("DEV004"))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import List
 
 import hypothesmith
 import libcst as cst
@@ -54,7 +53,8 @@ def compiles(source: bytes) -> bool:
     return True
 
 
-def check_properties(source: bytes, config: Config = Config()) -> None:
+def check_properties(source: bytes, config: Config | None = None) -> None:
+    config = config or Config()
     result = process_source(source, config, fix=True)
     if result.error is not None:
         # Bad input may be refused (it does not parse, nests too deeply, cannot be
@@ -122,7 +122,7 @@ class _Rename(cst.CSTTransformer):
         return updated.with_changes(value=self.new) if updated.value == self.old else updated
 
 
-def _names(module: cst.Module) -> List[str]:
+def _names(module: cst.Module) -> list[str]:
     found = set()
 
     class Collect(cst.CSTVisitor):
@@ -138,7 +138,9 @@ def mutated_fixture(draw):
     path = draw(st.sampled_from(FIXTURES))
     module = cst.parse_module(path.read_bytes())
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["rename", "swap", "comment", "decorate", "wrap_function", "wrap_class", "blank_lines"]))
+        kind = draw(
+            st.sampled_from(["rename", "swap", "comment", "decorate", "wrap_function", "wrap_class", "blank_lines"])
+        )
         module = _mutate(draw, kind, module)
     return module.bytes
 
@@ -162,7 +164,15 @@ def _mutate(draw, kind: str, module: cst.Module) -> cst.Module:
         targets = [i for i, stmt in enumerate(body) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef))]
         if targets:
             i = draw(st.sampled_from(targets))
-            decorator = cst.Decorator(cst.parse_expression(draw(st.sampled_from(["torch.no_grad()", "staticmethod", "functools.lru_cache(maxsize=None)", "torch.jit.ignore"]))))
+            decorator = cst.Decorator(
+                cst.parse_expression(
+                    draw(
+                        st.sampled_from(
+                            ["torch.no_grad()", "staticmethod", "functools.lru_cache(maxsize=None)", "torch.jit.ignore"]
+                        )
+                    )
+                )
+            )
             body[i] = body[i].with_changes(decorators=[decorator, *body[i].decorators])
             return module.with_changes(body=body)
     if kind in ("wrap_function", "wrap_class") and body:

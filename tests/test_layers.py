@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "devfix"
 
 
-def _imports(path: Path) -> Set[str]:
-    found: Set[str] = set()
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
     for node in ast.parse(path.read_text(encoding="utf-8")).body:  # top level only
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("devfix"):
             found.add(node.module)
@@ -21,7 +20,7 @@ def _imports(path: Path) -> Set[str]:
     return found
 
 
-def _graph() -> Dict[str, Set[str]]:
+def _graph() -> dict[str, set[str]]:
     modules = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts): p for p in PACKAGE.rglob("*.py")}
     modules = {name.removesuffix(".__init__"): path for name, path in modules.items()}
     return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
@@ -29,16 +28,16 @@ def _graph() -> Dict[str, Set[str]]:
 
 def test_the_analysis_modules_import_one_way():
     graph = {name: deps for name, deps in _graph().items() if name.startswith("devfix.analysis.")}
-    cycles: List[List[str]] = []
-    state: Dict[str, int] = {}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
 
-    def visit(name: str, path: List[str]) -> None:
+    def visit(name: str, path: list[str]) -> None:
         state[name] = 1
         for dep in sorted(graph.get(name, ())):
             if state.get(dep) == 1:
-                cycles.append(path[path.index(dep):] + [dep] if dep in path else [name, dep])
+                cycles.append([*path[path.index(dep) :], dep] if dep in path else [name, dep])
             elif dep in graph and not state.get(dep):
-                visit(dep, path + [dep])
+                visit(dep, [*path, dep])
         state[name] = 2
 
     for name in sorted(graph):

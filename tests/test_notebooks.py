@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import List
 
 import pytest
 from click.testing import CliRunner
@@ -30,14 +29,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "unreadable")
 
 
-def _run(root: Path, fix: bool = True) -> List[FileResult]:
+def _run(root: Path, fix: bool = True) -> list[FileResult]:
     """The folder's files as one run, with paths relative to it (run from inside it)."""
     names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.suffix in (".py", ".ipynb"))
     reads = [FileResult(name, (root / name).read_bytes(), (root / name).read_bytes()) for name in names]
     return process_project(reads, Config(), fix=fix)
 
 
-def _report(results: List[FileResult]) -> str:
+def _report(results: list[FileResult]) -> str:
     lines = []
     for result in results:
         assert result.error is None, f"{result.path}: {result.error}"
@@ -47,7 +46,7 @@ def _report(results: List[FileResult]) -> str:
     return "".join(lines)
 
 
-def _write(root: Path, results: List[FileResult]) -> None:
+def _write(root: Path, results: list[FileResult]) -> None:
     for result in results:
         (root / result.path).write_bytes(result.new)
 
@@ -68,7 +67,9 @@ def test_notebook_fix(case, findings_snapshot):
         assert report == "", "a correct notebook must come out unchanged, with nothing reported"
         assert all(r.new == r.old for r in results)
     else:
-        assert any(r.changed and notebooks.is_notebook(r.path) for r in results) or case.name == "imports_sibling_module"
+        assert (
+            any(r.changed and notebooks.is_notebook(r.path) for r in results) or case.name == "imports_sibling_module"
+        )
         checked = _run(case, fix=False)  # `check` reports what `apply` fixes, at the same places
         key = lambda rs: [(r.path, d.cell, d.line, d.column, d.code, d.message) for r in rs for d in r.diagnostics]  # noqa: E731
         assert key(checked) == key(results)
@@ -90,7 +91,9 @@ def _pairs(text: str):
 
 def _without_sources(pairs):
     cells = dict(pairs)["cells"]
-    return [(key, value) for key, value in pairs if key != "cells"], [[(k, v) for k, v in cell if k != "source"] for cell in cells]
+    return [(key, value) for key, value in pairs if key != "cells"], [
+        [(k, v) for k, v in cell if k != "source"] for cell in cells
+    ]
 
 
 def _lines_inside_sources(text: str) -> set:
@@ -126,7 +129,10 @@ def test_notebook_keeps_every_byte_outside_the_changed_sources(case):
         matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
         for tag, a1, a2, b1, b2 in matcher.get_opcodes():
             if tag != "equal":
-                assert set(range(a1, a2)) <= inside_old and set(range(b1, b2)) <= inside_new, (old.splitlines()[a1:a2], new.splitlines()[b1:b2])
+                assert set(range(a1, a2)) <= inside_old and set(range(b1, b2)) <= inside_new, (
+                    old.splitlines()[a1:a2],
+                    new.splitlines()[b1:b2],
+                )
         assert new.endswith("\n") == old.endswith("\n")
 
 
@@ -159,7 +165,9 @@ def test_fixed_notebook_passes_verify_and_the_input_fails(case, script_runner):
             code, report, output = _verify(script_runner, entry)
             assert code == 1 and report.get("verdict") == "device-error", output[-2000:]
             assert report.get("rule") in reported, report
-            assert report.get("cell") or not report["file"].endswith(".ipynb"), "a failure in a notebook is told by cell"
+            assert report.get("cell") or not report["file"].endswith(".ipynb"), (
+                "a failure in a notebook is told by cell"
+            )
     _write(case, results)
     for entry in entries:
         code, report, output = _verify(script_runner, entry)
@@ -168,24 +176,36 @@ def test_fixed_notebook_passes_verify_and_the_input_fails(case, script_runner):
 
 # -- layouts: the file is written as it was written --------------------------------------------
 
+
 def _notebook(sources, **dump) -> str:
     cells = [{"cell_type": "markdown", "id": "m0", "metadata": {}, "source": ["# Title \u00e9\n", "text"]}]
     for number, source in enumerate(sources):
-        cells.append({"cell_type": "code", "execution_count": number + 1, "id": f"c{number}", "metadata": {"tags": []},
-                      "outputs": [{"name": "stdout", "output_type": "stream", "text": ["caf\u00e9\n"]}],
-                      "source": source.splitlines(True)})
-    document = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-                "nbformat": 4, "nbformat_minor": 5}
+        cells.append(
+            {
+                "cell_type": "code",
+                "execution_count": number + 1,
+                "id": f"c{number}",
+                "metadata": {"tags": []},
+                "outputs": [{"name": "stdout", "output_type": "stream", "text": ["caf\u00e9\n"]}],
+                "source": source.splitlines(True),
+            }
+        )
+    document = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return json.dumps(document, **dump)
 
 
 BUGGY = ["import torch\nfrom torch import nn", "model = nn.Linear(4, 2).cuda()\nprint(model(torch.randn(3, 4).cuda()))"]
 LAYOUTS = {
-    "jupyter": (dict(indent=1, sort_keys=True, ensure_ascii=False), "\n"),
-    "indent-2": (dict(indent=2, ensure_ascii=False), "\n"),
-    "indent-4-ascii": (dict(indent=4), ""),
-    "compact": (dict(separators=(",", ":")), ""),
-    "spaced-one-line": (dict(), "\n"),
+    "jupyter": ({"indent": 1, "sort_keys": True, "ensure_ascii": False}, "\n"),
+    "indent-2": ({"indent": 2, "ensure_ascii": False}, "\n"),
+    "indent-4-ascii": ({"indent": 4}, ""),
+    "compact": ({"separators": (",", ":")}, ""),
+    "spaced-one-line": ({}, "\n"),
 }
 
 
@@ -202,7 +222,7 @@ def _layouts():
         yield name, _notebook(BUGGY, **dump) + end, dump, end
     text = _notebook(BUGGY, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     yield "crlf", text.replace("\n", "\r\n"), None, None
-    yield "strings", _strings_form(text), dict(indent=1, sort_keys=True, ensure_ascii=False), "\n"
+    yield "strings", _strings_form(text), {"indent": 1, "sort_keys": True, "ensure_ascii": False}, "\n"
 
 
 @pytest.mark.parametrize("name,text,dump,end", list(_layouts()), ids=[n for n, *_ in _layouts()])
@@ -248,12 +268,15 @@ MAGICS = [
 def test_magics_are_kept_byte_for_byte_and_a_cell_that_cannot_be_parsed_is_reported():
     text = _notebook(MAGICS, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=True)
-    assert result.error is None and result.cell_errors == [(6, "cannot parse: Missing parentheses in call to 'print'. "
-                                                                "Did you mean print(...)? (line 1)")]
+    assert result.error is None and result.cell_errors == [
+        (6, "cannot parse: Missing parentheses in call to 'print'. Did you mean print(...)? (line 1)")
+    ]
     old_cells = ["".join(c["source"]) for c in json.loads(text)["cells"]]
     new_cells = ["".join(c["source"]) for c in json.loads(result.new)["cells"]]
-    assert new_cells[2] == ("%%time\nmodel = nn.Linear(4, 2).to(device)\nfor step in range(2):\n    !echo step $step\n"
-                            "    out = model(torch.randn(3, 4, device=device))")
+    assert new_cells[2] == (
+        "%%time\nmodel = nn.Linear(4, 2).to(device)\nfor step in range(2):\n    !echo step $step\n"
+        "    out = model(torch.randn(3, 4, device=device))"
+    )
     assert new_cells[1].startswith(MAGICS[0]) and "device = torch.device(" in new_cells[1]
     assert new_cells[3:] == old_cells[3:], "magics-only, %%bash and unparseable cells are left as they were"
     assert {(d.cell, d.line, d.code) for d in result.diagnostics} >= {(3, 2, "DEV002"), (3, 5, "DEV008")}
@@ -261,14 +284,18 @@ def test_magics_are_kept_byte_for_byte_and_a_cell_that_cannot_be_parsed_is_repor
 
 def test_a_cell_indented_as_a_whole_is_read_as_ipython_runs_it():
     # IPython strips the first line's indentation from every line before running a cell
-    indented = " import torch\n import torch.nn as nn\n \n model = nn.Linear(4, 2).cuda()\n print(model(torch.randn(3, 4)))"
+    indented = (
+        " import torch\n import torch.nn as nn\n \n model = nn.Linear(4, 2).cuda()\n print(model(torch.randn(3, 4)))"
+    )
     text = _notebook([indented, "x = torch.ones(2, 4).cuda()\nprint(model(x))"], indent=1) + "\n"
     (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=True)
     assert result.error is None and result.cell_errors == []
     cells = ["".join(c["source"]) for c in json.loads(result.new)["cells"]]
-    assert cells[1] == (" import torch\n import torch.nn as nn\n \n"
-                        " device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n"
-                        " model = nn.Linear(4, 2).to(device)\n print(model(torch.randn(3, 4, device=device)))")
+    assert cells[1] == (
+        " import torch\n import torch.nn as nn\n \n"
+        ' device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+        " model = nn.Linear(4, 2).to(device)\n print(model(torch.randn(3, 4, device=device)))"
+    )
     assert cells[2] == "x = torch.ones(2, 4).to(device)\nprint(model(x))"
     # positions are the cell's own: `.cuda()` of line 4 starts after the indentation
     assert (2, 4, 10, "DEV002") in {(d.cell, d.line, d.column, d.code) for d in result.diagnostics}
@@ -282,7 +309,9 @@ def test_edits_that_cross_a_cell_or_touch_a_magic_are_refused():
     with pytest.raises(notebooks.NotebookError, match="cell boundary"):
         notebook.write(program.replace("# [devfix cell 3]\n", ""))
     with pytest.raises(notebooks.NotebookError, match="from one cell to another"):
-        notebook.write(program.replace("from torch import nn\n# [devfix cell 3]\n", "# [devfix cell 3]\nfrom torch import nn\n"))
+        notebook.write(
+            program.replace("from torch import nn\n# [devfix cell 3]\n", "# [devfix cell 3]\nfrom torch import nn\n")
+        )
     with pytest.raises(notebooks.NotebookError, match="IPython syntax"):
         notebook.write(program.replace("pass  # [devfix magic 1]\n", "", 1))
     with pytest.raises(notebooks.NotebookError, match="IPython syntax"):
@@ -292,10 +321,12 @@ def test_edits_that_cross_a_cell_or_touch_a_magic_are_refused():
 def test_a_move_taken_out_of_one_cell_and_made_in_another_keeps_the_cells_apart():
     """DEV003 removes `model.to(device)` from the top of cell 3 and moves the model where cell 2
     builds it; the comment under the removed line stays in cell 3."""
-    sources = ["import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
-               "model = nn.Linear(4, 2)\noptimizer = torch.optim.Adagrad(model.parameters())",
-               "model.to(device)\n# now train\nfor i in range(2):\n    model(torch.randn(3, 4, device=device)).sum().backward()\n"
-               "    optimizer.step()"]
+    sources = [
+        "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        "model = nn.Linear(4, 2)\noptimizer = torch.optim.Adagrad(model.parameters())",
+        "model.to(device)\n# now train\nfor i in range(2):\n    model(torch.randn(3, 4, device=device)).sum().backward()\n"
+        "    optimizer.step()",
+    ]
     text = _notebook(sources, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=True)
     assert result.error is None and [(d.cell, d.line, d.code) for d in result.diagnostics] == [(4, 1, "DEV003")]
@@ -312,6 +343,7 @@ def test_positions_map_to_cells():
 
 # -- the command line ------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     shutil.copytree(FIXTURES, tmp_path / "nb")
@@ -322,9 +354,14 @@ def folder(tmp_path, monkeypatch):
 def test_check_reads_the_notebook_and_reports_cells(folder):
     result = CliRunner().invoke(main, ["check", "cifar10_tutorial/cifar10_tutorial.ipynb"])
     assert result.exit_code == 1
-    assert "cifar10_tutorial/cifar10_tutorial.ipynb:cell 11:6:9: DEV004 [*] 'inputs', 'labels' from 'data'" in result.output
+    assert (
+        "cifar10_tutorial/cifar10_tutorial.ipynb:cell 11:6:9: DEV004 [*] 'inputs', 'labels' from 'data'"
+        in result.output
+    )
     assert "Found 5 problems" in result.output
-    items = json.loads(CliRunner().invoke(main, ["check", "--format", "json", "cifar10_tutorial/cifar10_tutorial.ipynb"]).output)
+    items = json.loads(
+        CliRunner().invoke(main, ["check", "--format", "json", "cifar10_tutorial/cifar10_tutorial.ipynb"]).output
+    )
     assert {(item["cell"], item["line"], item["code"]) for item in items} >= {(11, 6, "DEV004"), (13, 11, "DEV009")}
 
 
@@ -343,11 +380,14 @@ def test_the_folder_walk_finds_notebooks_and_honours_excludes(folder):
     assert excluded.exit_code == 0 and "(0 files checked)" in excluded.output
 
 
-@pytest.mark.parametrize("name,message", [
-    ("truncated.ipynb", "error: not a notebook: not valid JSON (Expecting"),
-    ("not_a_notebook.ipynb", "error: not a notebook: JSON without a notebook's `nbformat` version"),
-    ("nbformat3.ipynb", "error: not a notebook devfix reads: nbformat 3"),
-])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("truncated.ipynb", "error: not a notebook: not valid JSON (Expecting"),
+        ("not_a_notebook.ipynb", "error: not a notebook: JSON without a notebook's `nbformat` version"),
+        ("nbformat3.ipynb", "error: not a notebook devfix reads: nbformat 3"),
+    ],
+)
 def test_a_file_that_is_not_a_notebook_is_reported_and_left_untouched(folder, name, message):
     path = folder / "unreadable" / name
     before = path.read_bytes()
@@ -364,8 +404,10 @@ def test_a_notebook_that_fails_the_schema_or_runs_another_language_is_reported()
     del broken["cells"][1]["outputs"]
     r_kernel = json.loads(text)
     r_kernel["metadata"]["kernelspec"] = {"display_name": "R", "language": "R", "name": "ir"}
-    for document, message in ((broken, "not a valid notebook: 'outputs' is a required property"),
-                              (r_kernel, "not a Python notebook (its kernel runs r)")):
+    for document, message in (
+        (broken, "not a valid notebook: 'outputs' is a required property"),
+        (r_kernel, "not a Python notebook (its kernel runs r)"),
+    ):
         data = json.dumps(document, indent=1).encode()
         (result,) = process_project([FileResult("nb.ipynb", data, data)], Config(), fix=True)
         assert result.error == message and result.new == data and result.diagnostics == []
@@ -394,9 +436,11 @@ def test_verify_compiles_each_cell_on_its_own_as_a_kernel_does(tmp_path):
     """A `from __future__` import may open any cell, and it holds for the cells after it."""
     from devfix.verify import run_script
 
-    sources = ["import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
-               "from __future__ import annotations\n%matplotlib inline\ndef scale(x: NotDefinedAnywhere) -> Tensor:\n    return x * 2",
-               "def shift(x: AlsoUndefined):\n    return x + 1\nprint(shift(scale(torch.ones(2, device=device))))"]
+    sources = [
+        "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        "from __future__ import annotations\n%matplotlib inline\ndef scale(x: NotDefinedAnywhere) -> Tensor:\n    return x * 2",
+        "def shift(x: AlsoUndefined):\n    return x + 1\nprint(shift(scale(torch.ones(2, device=device))))",
+    ]
     path = tmp_path / "future.ipynb"
     path.write_text(_notebook(sources, indent=1) + "\n")
     outcome = run_script(path)
@@ -407,10 +451,12 @@ def test_a_move_shown_as_a_cells_last_line_is_looked_at_not_discarded():
     """`m.to(device)` ending a tutorial's cell is IPython's output, shown on purpose (the tensor
     stays on the CPU for the NumPy-bridge cells after it): no DEV011. The same line in the
     middle of a cell moves nothing and is still reported."""
-    sources = ["import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nm = torch.ones(2, 2)",
-               "m.to(device)",
-               "m_np = m.numpy()\nm_np[0, 0] = -1\nm",
-               "n = torch.ones(2)\nn.to(device)\nprint(n + torch.ones(2, device=device))"]
+    sources = [
+        "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nm = torch.ones(2, 2)",
+        "m.to(device)",
+        "m_np = m.numpy()\nm_np[0, 0] = -1\nm",
+        "n = torch.ones(2)\nn.to(device)\nprint(n + torch.ones(2, device=device))",
+    ]
     text = _notebook(sources, indent=1) + "\n"
     (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=False)
     assert result.error is None

@@ -37,15 +37,20 @@ def _staged_repository(tmp_path: Path) -> Path:
 
 def _run_hook(hook: dict, repo: Path) -> subprocess.CompletedProcess:
     """The entry, with the staged files of the hook's types, as pre-commit calls it."""
-    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo, check=True,
-                            capture_output=True, text=True).stdout.split()
+    staged = subprocess.run(
+        ["git", "diff", "--cached", "--name-only"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.split()
     suffixes = {"python": ".py", "pyi": ".pyi", "jupyter": ".ipynb"}
     wanted = tuple(suffixes[kind] for kind in hook["types_or"])
     files = [name for name in staged if name.endswith(wanted)]
     program, *arguments = shlex.split(hook["entry"])
     assert program == "devfix"
-    return subprocess.run([sys.executable, "-m", "devfix", *arguments, *hook.get("args", []), *files],
-                          cwd=repo, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "devfix", *arguments, *hook.get("args", []), *files],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

@@ -64,11 +64,14 @@ def _tree(root, files):
 
 
 def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
-    files = _tree(tmp_path, {
-        "eval.py": b"import torch\nfrom data.cub import CUB\nfrom data.dogs import Dogs\nimport data.native\n"
-                   b"try:\n    from data.gone import x\nexcept ImportError:\n    x = None\n",
-        "data/cub.py": b"class CUB: pass\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "eval.py": b"import torch\nfrom data.cub import CUB\nfrom data.dogs import Dogs\nimport data.native\n"
+            b"try:\n    from data.gone import x\nexcept ImportError:\n    x = None\n",
+            "data/cub.py": b"class CUB: pass\n",
+        },
+    )
     (tmp_path / "data" / "native.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")  # built, not in the run
     facts = ProjectFacts.from_files(files)
     # `data.dogs` cannot be imported; an extension module is there; an indented import is guarded
@@ -76,61 +79,77 @@ def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
 
 
 def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp_path):
-    files = _tree(tmp_path, {
-        "scripts/eval.py": b"from data.dogs import Dogs\nfrom torchvision.models import nope\nfrom utils.x import y\n",
-        "scripts/data/cub.py": b"",
-        "data/dogs.py": b"class Dogs: pass\n",  # another `data` folder on the way up holds it
-        "utils.py": b"",  # `utils` is a module: `utils.x` is not the project's missing package
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "scripts/eval.py": b"from data.dogs import Dogs\nfrom torchvision.models import nope\nfrom utils.x import y\n",
+            "scripts/data/cub.py": b"",
+            "data/dogs.py": b"class Dogs: pass\n",  # another `data` folder on the way up holds it
+            "utils.py": b"",  # `utils` is a module: `utils.x` is not the project's missing package
+        },
+    )
     facts = ProjectFacts.from_files(files)
     assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset()
 
 
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
-    files = _tree(tmp_path, {
-        "train.py": b"from helpers import used\nused()\ncallback = 'by_string'\n",
-        "helpers.py": b"def used(): pass\ndef dead(): pass\ndef by_string(): pass\ndef test_me(): pass\n"
-                      b"def twin(): pass\ndef via_module(): pass\n",
-        "other.py": b"def twin(): pass\ntwin()\n",  # a copy that calls itself: helpers.twin stays unnamed
-        "third.py": b"import helpers\ndef via_module(): pass\nhelpers.via_module()\n",  # through the module: alive
-        "lib/setup.py": b"from setuptools import setup\nsetup(name='pkg')\n",
-        "lib/pkg/__init__.py": b"",
-        "lib/pkg/api.py": b"def public(): pass\n",  # an installable package's functions are its API
-        "utils/__init__.py": b"from .misc import *\n",
-        "utils/misc.py": b"def sliced(): pass\n",  # a package nothing installs: only the run uses it
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "train.py": b"from helpers import used\nused()\ncallback = 'by_string'\n",
+            "helpers.py": b"def used(): pass\ndef dead(): pass\ndef by_string(): pass\ndef test_me(): pass\n"
+            b"def twin(): pass\ndef via_module(): pass\n",
+            "other.py": b"def twin(): pass\ntwin()\n",  # a copy that calls itself: helpers.twin stays unnamed
+            "third.py": b"import helpers\ndef via_module(): pass\nhelpers.via_module()\n",  # through the module: alive
+            "lib/setup.py": b"from setuptools import setup\nsetup(name='pkg')\n",
+            "lib/pkg/__init__.py": b"",
+            "lib/pkg/api.py": b"def public(): pass\n",  # an installable package's functions are its API
+            "utils/__init__.py": b"from .misc import *\n",
+            "utils/misc.py": b"def sliced(): pass\n",  # a package nothing installs: only the run uses it
+        },
+    )
     facts = ProjectFacts.from_files(files)
-    assert facts.unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead", "twin"}),
-                                  str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"})}
+    assert facts.unreferenced == {
+        str(tmp_path / "helpers.py"): frozenset({"dead", "twin"}),
+        str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"}),
+    }
 
 
 def test_a_pyproject_that_only_configures_tools_does_not_make_a_library(tmp_path):
-    files = _tree(tmp_path, {
-        "pyproject.toml": b"[tool.devfix]\nselect = ['DEV002']\n",
-        "utils/__init__.py": b"",
-        "utils/misc.py": b"def sliced(): pass\n",
-        "train.py": b"import utils\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "pyproject.toml": b"[tool.devfix]\nselect = ['DEV002']\n",
+            "utils/__init__.py": b"",
+            "utils/misc.py": b"def sliced(): pass\n",
+            "train.py": b"import utils\n",
+        },
+    )
     assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"})}
     (tmp_path / "pyproject.toml").write_bytes(b"[project]\nname = 'utils'\n")
     assert ProjectFacts.from_files(files).unreferenced == {}
 
 
 def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):
-    files = _tree(tmp_path, {
-        "main.py": b"import torch\nfrom gan import GAN\ngan = GAN()\ngan.train()\nstate = torch.load('x')\n",
-        "gan.py": b"import torch\nclass GAN(object):\n    def __init__(self): pass\n\n    def train(self):\n"
-                  b"        # load the data\n        self.save()\n    def save(self): pass\n    def load(self): pass\n"
-                  b"    def by_string(self): pass\nclass Net(torch.nn.Module):\n    def unused(self): pass\n"
-                  b"    def forward(self, x): pass\n    def extra_repr(self): pass\nclass Sub(Net):\n    def edit(self): pass\n"
-                  b"class Env:\n    def test_step(self): pass\n    def step(self): pass\nattr = 'by_string'\n"
-                  b"class Game(gym.Env):\n    def reset(self): pass\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "main.py": b"import torch\nfrom gan import GAN\ngan = GAN()\ngan.train()\nstate = torch.load('x')\n",
+            "gan.py": b"import torch\nclass GAN(object):\n    def __init__(self): pass\n\n    def train(self):\n"
+            b"        # load the data\n        self.save()\n    def save(self): pass\n    def load(self): pass\n"
+            b"    def by_string(self): pass\nclass Net(torch.nn.Module):\n    def unused(self): pass\n"
+            b"    def forward(self, x): pass\n    def extra_repr(self): pass\nclass Sub(Net):\n    def edit(self): pass\n"
+            b"class Env:\n    def test_step(self): pass\n    def step(self): pass\nattr = 'by_string'\n"
+            b"class Game(gym.Env):\n    def reset(self): pass\n",
+        },
+    )
     facts = ProjectFacts.from_files(files)
     # `torch.load` is a module's function and the comment is English: neither names `load`;
     # a string does; torch calls a module's methods by `nn.Module`'s names only, a subclass of
     # a project module included; another framework's subclass may be called by name; tests run by name.
-    assert facts.unreferenced == {str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step", "Net.unused", "Sub.edit"})}
+    assert facts.unreferenced == {
+        str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step", "Net.unused", "Sub.edit"})
+    }
 
 
 def test_a_lone_file_has_no_unreferenced_functions(tmp_path):
@@ -139,21 +158,27 @@ def test_a_lone_file_has_no_unreferenced_functions(tmp_path):
 
 
 def test_a_file_that_looks_functions_up_at_run_time_keeps_them_all(tmp_path):
-    files = _tree(tmp_path, {
-        "main.py": b"import fire\ndef train(): pass\ndef generate(): pass\nif __name__ == '__main__':\n    fire.Fire()\n",
-        "steps.py": b"import sys\ndef warmup(): pass\ndef run(name):\n    return globals()[name]()\n",
-        "model.py": b"def unused(): pass\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "main.py": b"import fire\ndef train(): pass\ndef generate(): pass\nif __name__ == '__main__':\n    fire.Fire()\n",
+            "steps.py": b"import sys\ndef warmup(): pass\ndef run(name):\n    return globals()[name]()\n",
+            "model.py": b"def unused(): pass\n",
+        },
+    )
     facts = ProjectFacts.from_files(files)
     assert facts.unreferenced == {str(tmp_path / "model.py"): frozenset({"unused"})}
 
 
 def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
-    files = _tree(tmp_path, {
-        "a/train.py": b"import torch\nfrom launch import pick\n",
-        "a/launch.py": b"import os\ndef pick(): os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n",
-        "b/train_other.py": b"import torch\n",  # another sub-project, another process
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "a/train.py": b"import torch\nfrom launch import pick\n",
+            "a/launch.py": b"import os\ndef pick(): os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n",
+            "b/train_other.py": b"import torch\n",  # another sub-project, another process
+        },
+    )
     facts = ProjectFacts.from_files(files)
     assert facts.chooses_gpus_elsewhere(str(tmp_path / "a/train.py"))
     assert not facts.chooses_gpus_elsewhere(str(tmp_path / "b/train_other.py"))
@@ -161,10 +186,13 @@ def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
 
 
 def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
-    files = _tree(tmp_path, {
-        "train.py": b"import helpers\nmodel.eval()\nnet.exec(1)\n",
-        "helpers.py": b"def dead(): pass\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "train.py": b"import helpers\nmodel.eval()\nnet.exec(1)\n",
+            "helpers.py": b"def dead(): pass\n",
+        },
+    )
     assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
 
 
@@ -176,13 +204,17 @@ def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
         "main.py": b"import torch\nfrom used import Used\n# FeatureExtractionTest(loader)\nUsed().run()\n",
         "used.py": b"import torch\nclass Used(object):\n    def __init__(self): pass\n    def run(self): pass\n",
         "old.py": b"import torch\nclass FeatureExtractionTest():\n    def __init__(self):\n        self.m = torch.nn.Linear(2, 2).cuda()\n"
-                  b"    def extract(self, x):\n        return self.m(x.cuda())\nclass Game(gym.Env):\n    def reset(self): pass\n",
+        b"    def extract(self, x):\n        return self.m(x.cuda())\nclass Game(gym.Env):\n    def reset(self): pass\n",
     }
     facts = ProjectFacts.from_files(_tree(tmp_path, sources))
-    assert facts.unreferenced == {str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.__init__", "FeatureExtractionTest.extract"})}
+    assert facts.unreferenced == {
+        str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.__init__", "FeatureExtractionTest.extract"})
+    }
     sources["main.py"] += b"net = models.__dict__[arch]()\n"
     # a name built at run time may build it: only what the methods' own names show stays dead
-    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})}
+    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {
+        str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})
+    }
 
 
 def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
@@ -193,8 +225,10 @@ def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
     from devfix.config import Config
     from devfix.engine import process_source
 
-    kernel = (b"import torch\nfrom cupy.cuda import function\nfrom pynvrtc.compiler import Program\n\n"
-              b"if __name__ == '__main__':\n    x = torch.rand(4).cuda()\n    print(x * 2)\n")
+    kernel = (
+        b"import torch\nfrom cupy.cuda import function\nfrom pynvrtc.compiler import Program\n\n"
+        b"if __name__ == '__main__':\n    x = torch.rand(4).cuda()\n    print(x * 2)\n"
+    )
     assert imports_gpu_package(kernel) and imports_gpu_package(b"import cupy as cp\n")
     assert not imports_gpu_package(b"def f():\n    import cupy\n") and not imports_gpu_package(b"import cupyx_like\n")
     assert process_source(kernel, Config(), fix=False).diagnostics == []

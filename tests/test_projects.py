@@ -13,7 +13,6 @@ import difflib
 import json
 import shutil
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
@@ -24,16 +23,16 @@ PROJECTS = Path(__file__).parent / "fixtures" / "projects"
 CASES = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
 
 
-def _files(root: Path) -> Dict[str, bytes]:
+def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.py"))}
 
 
-def _run(root: Path, fix: bool = True) -> List[FileResult]:
+def _run(root: Path, fix: bool = True) -> list[FileResult]:
     reads = [FileResult(str(root / name), data, data) for name, data in _files(root).items()]
     return process_project(reads, Config(), fix=fix)
 
 
-def _report(root: Path, results: List[FileResult]) -> str:
+def _report(root: Path, results: list[FileResult]) -> str:
     lines = []
     for result in results:
         name = Path(result.path).relative_to(root).as_posix()
@@ -45,11 +44,11 @@ def _report(root: Path, results: List[FileResult]) -> str:
     return "".join(lines)
 
 
-def _entries(root: Path) -> List[Path]:
+def _entries(root: Path) -> list[Path]:
     return [p for p in sorted(root.rglob("*.py")) if p.read_text(encoding="utf-8").startswith("# devfix: entry")]
 
 
-def _write(root: Path, results: List[FileResult]) -> None:
+def _write(root: Path, results: list[FileResult]) -> None:
     for result in results:
         Path(result.path).write_bytes(result.new)
 

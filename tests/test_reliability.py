@@ -60,9 +60,15 @@ BAD_INPUTS = {
     "not_utf8": ("import torch\n# r\u00e9seau de neurones\n".encode("latin-1"), "cannot parse: UnicodeDecodeError"),
     "unknown_coding": (b"# -*- coding: klingon -*-\nimport torch\n", "unknown encoding: klingon"),
     "binary": (b"torch\x00\x01\x02\xff\xfe", "skipped: binary file"),
-    "deep_parentheses": (b"import torch\nx = " + b"(" * 3000 + b"1" + b")" * 3000 + b"\n", "too many nested parentheses"),
+    "deep_parentheses": (
+        b"import torch\nx = " + b"(" * 3000 + b"1" + b")" * 3000 + b"\n",
+        "too many nested parentheses",
+    ),
     "long_chain": (b"import torch\nx = " + b" + ".join([b"a"] * 8000) + b"\n", f"over {MAX_NESTING} levels"),
-    "deep_indentation": (b"import torch\n" + b"".join(b" " * i + b"if x:\n" for i in range(120)) + b" " * 120 + b"pass\n", "too many levels of indentation"),
+    "deep_indentation": (
+        b"import torch\n" + b"".join(b" " * i + b"if x:\n" for i in range(120)) + b" " * 120 + b"pass\n",
+        "too many levels of indentation",
+    ),
     "tabs_and_spaces": (b"import torch\nif x:\n\tif y:\n        pass\n", "inconsistent use of tabs and spaces"),
     # something to fix, so that devfix would write: the byte-for-byte guard runs before writes
     "old_mac_newlines": (b"import torch\rx = torch.zeros(1).cuda()\r", "cannot reproduce this file byte for byte"),
@@ -86,7 +92,9 @@ def test_bad_file_in_check_mode_exits_2_and_names_the_file(project):
     write(project, "bad.py", b"import torch\nprint 'x'\n")
     result = run("check", "bad.py")
     assert result.exit_code == 2
-    assert error_lines(result) == ["bad.py: error: cannot parse: Missing parentheses in call to 'print'. Did you mean print(...)? (line 2)"]
+    assert error_lines(result) == [
+        "bad.py: error: cannot parse: Missing parentheses in call to 'print'. Did you mean print(...)? (line 2)"
+    ]
 
 
 def test_empty_file_is_clean(project):
@@ -237,7 +245,9 @@ def test_file_changed_between_read_and_write_is_not_overwritten(project, monkeyp
     monkeypatch.setattr(devfix.engine, "process_source", edit_meanwhile)
     result = run("apply", "train.py")
     assert result.exit_code == 2
-    assert error_lines(result) == ["train.py: error: file changed on disk while devfix was working on it; not overwritten"]
+    assert error_lines(result) == [
+        "train.py: error: file changed on disk while devfix was working on it; not overwritten"
+    ]
     assert path.read_text() == BUGGY + "# edited by someone else\n"
 
 
@@ -274,7 +284,9 @@ def test_symlink_out_of_the_tree_is_never_written_through(tmp_path, monkeypatch,
     # Named explicitly: read and reported, but not written.
     result = run("apply", "link.py")
     assert result.exit_code == 2
-    assert error_lines(result) == [f"link.py: error: symbolic link to {outside.resolve()}, outside the tree being fixed; not written through"]
+    assert error_lines(result) == [
+        f"link.py: error: symbolic link to {outside.resolve()}, outside the tree being fixed; not written through"
+    ]
     assert outside.read_text() == BUGGY
     assert (tree / "link.py").is_symlink()
 
@@ -304,7 +316,9 @@ UNTOUCHED = {
     "mixed": b"import torch\r\nx = torch.zeros(2)\ny = x + 1\r\n",
     "bom": b"\xef\xbb\xbfimport torch\nx = torch.zeros(2)\n",
     "bom_crlf": b"\xef\xbb\xbfimport torch\r\nx = torch.zeros(2)\r\n",
-    "latin1": "# -*- coding: latin-1 -*-\nimport torch\n# r\u00e9seau: \u00e9t\u00e9\nx = torch.zeros(2)  # \u00b5\n".encode("latin-1"),
+    "latin1": "# -*- coding: latin-1 -*-\nimport torch\n# r\u00e9seau: \u00e9t\u00e9\nx = torch.zeros(2)  # \u00b5\n".encode(
+        "latin-1"
+    ),
     "tabs": b"import torch\n\ndef f(x):\n\tif x:\n\t\treturn torch.zeros(2)\n",
     "form_feed": b"import torch\n\x0c\ndef f():\n    return torch.zeros(2)\n\x0c\n",
     "no_final_newline": b"import torch\nx = torch.zeros(2)",
@@ -324,13 +338,30 @@ def test_untouched_file_is_byte_identical(project, name):
 
 
 def _buggy(newline: bytes, indent: bytes = b"    ") -> bytes:
-    lines = [b"import torch", b"from torch import nn", b"", b"", b"def main():", indent + b"model = nn.Linear(2, 2).cuda()", indent + b"return model"]
+    lines = [
+        b"import torch",
+        b"from torch import nn",
+        b"",
+        b"",
+        b"def main():",
+        indent + b"model = nn.Linear(2, 2).cuda()",
+        indent + b"return model",
+    ]
     return newline.join(lines) + newline
 
 
 def _expected(newline: bytes, indent: bytes = b"    ") -> bytes:
     declaration = b'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
-    lines = [b"import torch", b"from torch import nn", b"", b"", b"def main():", indent + declaration, indent + b"model = nn.Linear(2, 2).to(device)", indent + b"return model"]
+    lines = [
+        b"import torch",
+        b"from torch import nn",
+        b"",
+        b"",
+        b"def main():",
+        indent + declaration,
+        indent + b"model = nn.Linear(2, 2).to(device)",
+        indent + b"return model",
+    ]
     return newline.join(lines) + newline
 
 
@@ -356,7 +387,7 @@ FIXED_CASES = {
     # first one (LibCST's `default_newline`), here CRLF.
     "mixed": (
         b"import torch\r\nfrom torch import nn\n\n\ndef main():\r\n    model = nn.Linear(2, 2).cuda()\n    return model\r\n",
-        b"import torch\r\nfrom torch import nn\n\n\ndef main():\r\n    device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\r\n"
+        b'import torch\r\nfrom torch import nn\n\n\ndef main():\r\n    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\r\n'
         b"    model = nn.Linear(2, 2).to(device)\n    return model\r\n",
     ),
 }

@@ -17,8 +17,10 @@ def test_a_model_only_a_gpu_only_script_builds_is_left_alone(tmp_path):
 
 def test_one_script_that_runs_without_a_gpu_makes_its_cuda_a_bug(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
-    predict = ("import torch\nfrom model import Decoder, Seq2Seq\n\n"
-               "model = Seq2Seq(Decoder(20, 16))\nprint(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\n")
+    predict = (
+        "import torch\nfrom model import Decoder, Seq2Seq\n\n"
+        "model = Seq2Seq(Decoder(20, 16))\nprint(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\n"
+    )
     assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"predict.py": predict})
 
 
@@ -32,6 +34,8 @@ def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
     """`try: runner = Model(...) ... except Exception: log it` runs on a CPU-only machine: the
     catch does not make the call GPU-only."""
     shutil.copytree(CASE, tmp_path / "p")
-    main = ("import torch\nfrom model import Decoder, Seq2Seq\n\ntry:\n    model = Seq2Seq(Decoder(20, 16))\n"
-            "    print(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\nexcept Exception as error:\n    print(error)\n")
+    main = (
+        "import torch\nfrom model import Decoder, Seq2Seq\n\ntry:\n    model = Seq2Seq(Decoder(20, 16))\n"
+        "    print(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\nexcept Exception as error:\n    print(error)\n"
+    )
     assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"main.py": main})

@@ -18,7 +18,7 @@ the function's callers unknown, and nothing is claimed.
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from collections.abc import Iterable
 
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")  # a name, as the project's text scans read one
 COMMENT = re.compile(rb"#[^\r\n]*")
@@ -27,14 +27,14 @@ _STRING = re.compile(rb"'''.*?'''|\"\"\".*?\"\"\"|'[^'\n]*'|\"[^\"\n]*\"", re.DO
 
 # What the calls of one name pass: the most positional arguments any call passes, and every
 # keyword any call names.
-Passed = Tuple[int, FrozenSet[str]]
+Passed = tuple[int, frozenset[str]]
 
 
-def passed_arguments(files: Iterable[Tuple[str, bytes]], names: FrozenSet[bytes]) -> Dict[bytes, Passed]:
+def passed_arguments(files: Iterable[tuple[str, bytes]], names: frozenset[bytes]) -> dict[bytes, Passed]:
     """For each of `names` whose every use in the run is `def name` or a call `name(...)`
     with plain arguments: what its calls pass."""
-    positional: Dict[bytes, int] = {name: 0 for name in names}
-    keywords: Dict[bytes, set] = {name: set() for name in names}
+    positional: dict[bytes, int] = dict.fromkeys(names, 0)
+    keywords: dict[bytes, set] = {name: set() for name in names}
     unknown: set = set()
     for _, data in files:
         code = COMMENT.sub(b"", data)
@@ -42,7 +42,7 @@ def passed_arguments(files: Iterable[Tuple[str, bytes]], names: FrozenSet[bytes]
             name = match.group(0)
             if name not in positional or name in unknown:
                 continue
-            if code[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
+            if code[max(0, match.start() - 4) : match.start()].rstrip().endswith(b"def"):
                 continue  # its definition
             arguments = _call_arguments(code, match.end())
             if arguments is None:
@@ -61,24 +61,24 @@ def passed_arguments(files: Iterable[Tuple[str, bytes]], names: FrozenSet[bytes]
     return {name: (positional[name], frozenset(keywords[name])) for name in names if name not in unknown}
 
 
-def _call_arguments(code: bytes, end: int) -> Optional[List[bytes]]:
+def _call_arguments(code: bytes, end: int) -> list[bytes] | None:
     """The top-level arguments of the call whose callee name ends at `end`, or None when the
     name is not called there (or the call cannot be read plainly)."""
     index = end
-    while index < len(code) and code[index:index + 1] in (b" ", b"\t"):
+    while index < len(code) and code[index : index + 1] in (b" ", b"\t"):
         index += 1
-    if code[index:index + 1] != b"(":
+    if code[index : index + 1] != b"(":
         return None
     depth, start, parts = 0, index + 1, []
     position = index
     while position < len(code):
-        if code[position:position + 1] in (b"'", b'"'):
+        if code[position : position + 1] in (b"'", b'"'):
             string = _STRING.match(code, position)
             if string is None:
                 return None
             position = string.end()
             continue
-        char = code[position:position + 1]
+        char = code[position : position + 1]
         if char in (b"(", b"[", b"{"):
             depth += 1
         elif char in (b")", b"]", b"}"):
@@ -93,15 +93,15 @@ def _call_arguments(code: bytes, end: int) -> Optional[List[bytes]]:
     return None
 
 
-def kept_defaults(params: List[Tuple[str, bool, Optional[bool]]], passed: Optional[Passed]) -> Dict[str, bool]:
+def kept_defaults(params: list[tuple[str, bool, bool | None]], passed: Passed | None) -> dict[str, bool]:
     """The parameters (name, positional?, constant default or None) that keep their `True`
     or `False` default at every call, with that default."""
     if passed is None:
         return {}
     count, keywords = passed
-    kept: Dict[str, bool] = {}
+    kept: dict[str, bool] = {}
     for position, (name, is_positional, default) in enumerate(params):
-        if default is None or name in keywords or is_positional and position < count:
+        if default is None or name in keywords or (is_positional and position < count):
             continue
         kept[name] = default
     return kept

@@ -10,37 +10,49 @@ into returns UNKNOWN, and any module handed to it may have been moved there (`es
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, condition, derived, join, members
+from devfix.analysis.values import (
+    HOST,
+    UNKNOWN,
+    Kind,
+    Origin,
+    Place,
+    Value,
+    availability,
+    condition,
+    derived,
+    join,
+    members,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
 
-Args = List[Tuple[cst.Arg, Value]]
+Args = list[tuple[cst.Arg, Value]]
 
 
-def _args(frame: "Frame", call: cst.Call) -> Args:
+def _args(frame: Frame, call: cst.Call) -> Args:
     return [(arg, frame.expr(arg.value)) for arg in call.args]
 
 
-def _keyword(args: Args, name: str) -> Optional[Tuple[cst.Arg, Value]]:
+def _keyword(args: Args, name: str) -> tuple[cst.Arg, Value] | None:
     for arg, value in args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg, value
     return None
 
 
-def _positional(args: Args) -> List[Tuple[cst.Arg, Value]]:
+def _positional(args: Args) -> list[tuple[cst.Arg, Value]]:
     return [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
 
 
-def _tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:
+def _tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:
     """Tensor operands among arguments, list/tuple items (`torch.cat([a, b])`) included."""
     found = []
     for arg, value in args:
@@ -56,12 +68,12 @@ def _tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:
     return found
 
 
-def _escape_all(frame: "Frame", args: Args) -> None:
+def _escape_all(frame: Frame, args: Args) -> None:
     for _, value in args:
         frame.escape(value)
 
 
-def parameter_name(arg: cst.Arg, index: int, params, *, star_unnamed: bool = False) -> Optional[str]:
+def parameter_name(arg: cst.Arg, index: int, params, *, star_unnamed: bool = False) -> str | None:
     """The parameter an argument fills: its keyword, or the parameter at its position
     (`star_unnamed`: a `*args` in that position fills none)."""
     if arg.keyword is not None:
@@ -72,7 +84,7 @@ def parameter_name(arg: cst.Arg, index: int, params, *, star_unnamed: bool = Fal
 
 
 # -- calls -----------------------------------------------------------------------------------------------
-def call(frame: "Frame", node: cst.Call) -> Value:
+def call(frame: Frame, node: cst.Call) -> Value:
     func = node.func
     program = frame.program
     if isinstance(func, cst.Attribute):
@@ -125,14 +137,16 @@ def call(frame: "Frame", node: cst.Call) -> Value:
     return UNKNOWN
 
 
-def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Value:
+def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
     """Calls of imported names, resolved: `torch.zeros`, `nn.Linear`, `DataLoader`, `np.mean`."""
     program = frame.program
     qual = callee.qual or ""
     if callee.kind is Kind.DEVICE:
         # `torch.cuda.FloatTensor(...)`, `Tensor(...)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`
         origin = Origin("cuda-type" if callee.place is Place.DEVICE else "host", node)
-        return Value(Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset())
+        return Value(
+            Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset()
+        )
     if qual in api.LOADS:
         return program.load(frame, node, args)
     if qual in api.SAVES:
@@ -160,7 +174,12 @@ def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Val
     if qual in api.TENSOR_DATASETS:
         items = tuple(value for arg, value in args if arg.keyword is None and not arg.star)
         program.datasets[id(node)] = (node, args)
-        return Value(Kind.DATASET, derived(Kind.TENSOR, items).place if items else Place.CPU, element=struct(items=items), obj=id(node))
+        return Value(
+            Kind.DATASET,
+            derived(Kind.TENSOR, items).place if items else Place.CPU,
+            element=struct(items=items),
+            obj=id(node),
+        )
     if api.is_model_factory(qual):
         return program.construct(frame, node, neutral=False, place=_device_keyword(args))
     if api.is_optimizer(qual):
@@ -169,7 +188,7 @@ def _qualified(frame: "Frame", node: cst.Call, callee: Value, args: Args) -> Val
         return args[0][1]  # `tqdm(loader)`: yields what the loader yields
     if qual in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
         return args[0][1] if args else UNKNOWN
-    if qual.startswith("torch.cuda.") or qual.startswith("torch.backends.") or qual.startswith("torch.accelerator."):
+    if qual.startswith(("torch.cuda.", "torch.backends.", "torch.accelerator.")):
         return _cuda_query(frame, node, qual, args)
     if qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in api.COLLECTIVES:
         frame.program.gpu_only_calls.append(node)  # NCCL hands over CUDA tensors: GPU code by design
@@ -219,7 +238,7 @@ def _device_flag(value: Value, node: cst.CSTNode) -> str:
     return "unknown"
 
 
-def _torch_function(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value:
+def _torch_function(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
     program = frame.program
     if function in api.FACTORIES or function in api.SCALAR_FACTORIES:
         return _factory(frame, node, function, args)
@@ -250,7 +269,7 @@ def _torch_function(frame: "Frame", node: cst.Call, function: str, args: Args) -
     return _other_torch(frame, node, f"torch.{function}", args)
 
 
-def _factory(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value:
+def _factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
     """`torch.zeros(...)`: a new tensor on the CPU unless `device=` says otherwise."""
     if any(arg.star for arg, _ in args):
         return UNKNOWN
@@ -258,7 +277,11 @@ def _factory(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value
     grad = _keyword(args, "requires_grad") is not None
     if device is not None:
         place = _target_place(device[1], device[0].value)
-        origins = frozenset({Origin("move", node, device=device[0].value, note=_device_flag(device[1], device[0].value))}) if place is Place.DEVICE else frozenset()
+        origins = (
+            frozenset({Origin("move", node, device=device[0].value, note=_device_flag(device[1], device[0].value))})
+            if place is Place.DEVICE
+            else frozenset()
+        )
         return Value(Kind.TENSOR, place, origins, grad=grad)
     if frame.program.default_device_changed:
         return UNKNOWN
@@ -273,7 +296,7 @@ def _factory(frame: "Frame", node: cst.Call, function: str, args: Args) -> Value
     return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node, loop=loop)}), grad=grad)
 
 
-def _device(frame: "Frame", node: cst.Call, args: Args) -> Value:
+def _device(frame: Frame, node: cst.Call, args: Args) -> Value:
     """`torch.device(...)`: where it points on a GPU machine, and how it was chosen."""
     positional = _positional(args)
     if not positional:
@@ -293,18 +316,23 @@ def _device(frame: "Frame", node: cst.Call, args: Args) -> Value:
     return Value(Kind.DEVICE, place, origins, flag=flag)
 
 
-def _functional(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
+def _functional(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     """`F.cross_entropy(out, y)`, `F.relu(x)`, `F.embedding(ids, weight)`: tensors meet."""
     if name == "pack_padded_sequence":
         positional = _positional(args)
         lengths = _keyword(args, "lengths") or (positional[1] if len(positional) > 1 else None)
         if lengths is not None and lengths[1].kind is Kind.TENSOR:
-            frame.program.meet(lengths[0].value, "host", [(lengths[0].value, lengths[1])], detail="pack_padded_sequence lengths")
+            frame.program.meet(
+                lengths[0].value, "host", [(lengths[0].value, lengths[1])], detail="pack_padded_sequence lengths"
+            )
         data = positional[0][1] if positional else UNKNOWN
         return replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
     if name == "ctc_loss":
         args = _log_probs_only(args)
-    tensors = _tensors(frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "target", "weight", "other")])
+    tensors = _tensors(
+        frame,
+        [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "target", "weight", "other")],
+    )
     if name in ("embedding", "one_hot"):
         if len(tensors) >= 2 and name == "embedding":
             frame.program.meet(node, "index", [tensors[1], tensors[0]])
@@ -326,7 +354,7 @@ def _pairs(value: Value) -> Value:
     return Value(Kind.STRUCT, value.place, value.origins, items=(value, indices), element=value)
 
 
-def _other_torch(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
+def _other_torch(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
     """Any other torch function: its tensor arguments meet; the result lives with them."""
     name = qual.split(".")[-1]
     result = _torch_result(frame, node, qual, name, args)
@@ -336,12 +364,16 @@ def _other_torch(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value
     return result
 
 
-def _torch_result(frame: "Frame", node: cst.Call, qual: str, name: str, args: Args) -> Value:
+def _torch_result(frame: Frame, node: cst.Call, qual: str, name: str, args: Args) -> Value:
     if qual.startswith("torch.nn.utils.rnn.") and name == "pack_padded_sequence":
         return _functional(frame, node, name, args)
-    if qual.startswith("torch.nn.utils.") or qual.startswith("torch.nn.init.") or qual.startswith("torch.utils.") and "data" not in qual:
+    if qual.startswith(("torch.nn.utils.", "torch.nn.init.")) or (
+        qual.startswith("torch.utils.") and "data" not in qual
+    ):
         return UNKNOWN
-    tensors = _tensors(frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "other", "out")])
+    tensors = _tensors(
+        frame, [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "other", "out")]
+    )
     if not tensors:
         return UNKNOWN if any(v.kind is not Kind.HOST for _, v in args) else HOST
     if name in api.INDEXING and len(tensors) >= 2:
@@ -353,7 +385,7 @@ def _torch_result(frame: "Frame", node: cst.Call, qual: str, name: str, args: Ar
     return derived(Kind.TENSOR, [v for _, v in tensors], grad=grad, scalar=scalar, met=True)
 
 
-def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
+def _cuda_query(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
     """`torch.cuda.is_available()` is true on a GPU machine; other torch.cuda calls are CUDA-only."""
     if qual == "torch.cuda.device_count":
         return replace(availability(), text="#gpus")  # one GPU: see `operations._gpu_count_test`
@@ -364,7 +396,7 @@ def _cuda_query(frame: "Frame", node: cst.Call, qual: str, args: Args) -> Value:
     return HOST
 
 
-def _builtin(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
+def _builtin(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     values = [v for _, v in args]
     if name in ("enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "filter", "map"):
         if name == "enumerate" and values:
@@ -377,13 +409,31 @@ def _builtin(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
             source = values[0]
             if source.kind is Kind.LOADER:
                 return source
-            return struct(element=iterate(frame, source, node)) if source.kind in (Kind.STRUCT, Kind.TENSOR, Kind.MODULE) else UNKNOWN
+            return (
+                struct(element=iterate(frame, source, node))
+                if source.kind in (Kind.STRUCT, Kind.TENSOR, Kind.MODULE)
+                else UNKNOWN
+            )
         return struct()
     if name == "next" and values:
         return iterate(frame, values[0], node)  # `x, y = next(it)` over `it = iter(loader)`: a batch
     if name == "isinstance" and len(values) == 2 and _cuda_type_in(values[1]):
         return condition(None, False, "relative")  # `isinstance(x, torch.cuda.FloatTensor)`: never true without CUDA
-    if name in ("len", "int", "float", "str", "bool", "print", "isinstance", "hasattr", "repr", "format", "range", "round", "abs"):
+    if name in (
+        "len",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "print",
+        "isinstance",
+        "hasattr",
+        "repr",
+        "format",
+        "range",
+        "round",
+        "abs",
+    ):
         return HOST
     if name in ("sum", "max", "min") and values and values[0].kind is Kind.STRUCT:
         element = values[0].element
@@ -397,10 +447,15 @@ def _builtin(frame: "Frame", node: cst.Call, name: str, args: Args) -> Value:
 
 
 # -- method calls ------------------------------------------------------------------------------------------
-def method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+def method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
     program = frame.program
     if receiver.kind is Kind.TENSOR:
-        if receiver.member and name not in api.SAME_PLACE_METHODS and name not in api.MOVE_METHODS and name not in ("cpu", "numpy", "type"):
+        if (
+            receiver.member
+            and name not in api.SAME_PLACE_METHODS
+            and name not in api.MOVE_METHODS
+            and name not in ("cpu", "numpy", "type")
+        ):
             return module_call(frame, node, Value(Kind.MODULE, receiver.place, receiver.origins), args)
         return _tensor_method(frame, node, receiver, name, args)
     if receiver.kind is Kind.MODULE:
@@ -426,7 +481,7 @@ def method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Arg
     return UNKNOWN
 
 
-def move(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Tuple[Place, Optional[Origin]]:
+def move(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> tuple[Place, Origin | None]:
     """Where `.to(...)` / `.cuda()` / `.cpu()` puts its receiver (NONE: it does not move it)."""
     guarded = frame.choice_guard > 0
     if id(node) in frame.program.assume_unmoved:
@@ -435,7 +490,11 @@ def move(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args)
         return Place.CPU, None
     if name == "cuda":
         positional = _positional(args)
-        if positional and not isinstance(positional[0][0].value, cst.Integer) and positional[0][1].kind is not Kind.DEVICE:
+        if (
+            positional
+            and not isinstance(positional[0][0].value, cst.Integer)
+            and positional[0][1].kind is not Kind.DEVICE
+        ):
             return Place.DEVICE, Origin("move", node, note="cuda-index", guarded=guarded)
         return Place.DEVICE, Origin("move", node, note="hard", guarded=guarded)
     if name == "type":
@@ -456,25 +515,32 @@ def move(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args)
     return place, None
 
 
-def _type_move(frame: "Frame", node: cst.Call, args: Args) -> Tuple[Place, Optional[Origin]]:
+def _type_move(frame: Frame, node: cst.Call, args: Args) -> tuple[Place, Origin | None]:
     """`x.type(Tensor)` with `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`."""
     positional = _positional(args)
     if not positional:
         return Place.NONE, None
-    arg, value = positional[0]
+    _arg, value = positional[0]
     if value.kind is Kind.DEVICE:
         if value.place is Place.DEVICE:
-            return Place.DEVICE, Origin("move", node, device=None, note=value.flag or "type", guarded=frame.choice_guard > 0 or value.flag == "choice")
+            return Place.DEVICE, Origin(
+                "move",
+                node,
+                device=None,
+                note=value.flag or "type",
+                guarded=frame.choice_guard > 0 or value.flag == "choice",
+            )
         return value.place, None
     if value.kind is Kind.HOST and value.text is not None:
         return (Place.DEVICE if value.text.startswith("torch.cuda.") else Place.CPU), (
-            Origin("move", node, note="type") if value.text.startswith("torch.cuda.") else None)
+            Origin("move", node, note="type") if value.text.startswith("torch.cuda.") else None
+        )
     if value.qual is not None and api.is_dtype(value.qual):
         return Place.NONE, None
     return Place.UNKNOWN, None
 
 
-def _tensor_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+def _tensor_method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
     program = frame.program
     if name in api.MOVE_METHODS or name in api.HOST_METHODS or name == "type":
         if name == "type" and not args:
@@ -484,7 +550,11 @@ def _tensor_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
             return replace(receiver, member=False)
         if place is Place.UNKNOWN:
             return Value(Kind.TENSOR, Place.UNKNOWN, grad=receiver.grad)
-        origins = frozenset({origin}) if origin is not None else (frozenset({Origin("cpu", node)}) if place is Place.CPU else frozenset())
+        origins = (
+            frozenset({origin})
+            if origin is not None
+            else (frozenset({Origin("cpu", node)}) if place is Place.CPU else frozenset())
+        )
         program.tensor_moves.append((node, receiver, place))
         return replace(receiver, place=place, origins=origins, member=False, scalar=receiver.scalar)
     if name == "numpy":
@@ -494,7 +564,11 @@ def _tensor_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
         return HOST
     if name == "type_as":
         other = args[0][1] if args else UNKNOWN
-        return replace(receiver, place=other.place, origins=other.origins, member=False) if other.kind is Kind.TENSOR else UNKNOWN
+        return (
+            replace(receiver, place=other.place, origins=other.origins, member=False)
+            if other.kind is Kind.TENSOR
+            else UNKNOWN
+        )
     if name == "copy_":
         return receiver
     tensors = [(a.value, v) for a, v in args if v.kind is Kind.TENSOR]
@@ -508,13 +582,18 @@ def _tensor_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
         grad = receiver.grad and name not in api.NO_GRAD_RESULTS and not frame.no_grad
         if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
             return replace(receiver, grad=False, member=False, scalar=False)
-        return replace(receiver, grad=grad, member=False, scalar=receiver.scalar and name not in ("repeat", "expand", "unsqueeze", "view", "reshape"))
+        return replace(
+            receiver,
+            grad=grad,
+            member=False,
+            scalar=receiver.scalar and name not in ("repeat", "expand", "unsqueeze", "view", "reshape"),
+        )
     if name in ("backward", "register_hook", "retain_grad"):
         return HOST
     return UNKNOWN
 
 
-def _struct_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
+def _struct_method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
     """Methods of tuples, lists, dicts and batches of unknown shape."""
     program = frame.program
     if name in ("items",):
@@ -532,7 +611,11 @@ def _struct_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
             if key == text:
                 return value
         return receiver.element or UNKNOWN
-    if name in ("append", "extend", "insert", "add") and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+    if (
+        name in ("append", "extend", "insert", "add")
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+    ):
         added = args[-1][1] if args else UNKNOWN
         if name == "extend":
             added = added.element if added.kind is Kind.STRUCT and added.element is not None else UNKNOWN
@@ -549,7 +632,7 @@ def _struct_method(frame: "Frame", node: cst.Call, receiver: Value, name: str, a
     return UNKNOWN
 
 
-def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Value:
+def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Value:
     """`model(x)`: the tensors given to a module meet its weights; the output lives with it."""
     program = frame.program
     if module.obj is not None and any(member in program.ctc_losses for member in members(module.obj)):
@@ -570,7 +653,11 @@ def module_call(frame: "Frame", node: cst.Call, module: Value, args: Args) -> Va
         if id(n) in requires:
             program.meet(n, "host", [(n, v)], detail="a parameter the model keeps on the CPU")
     if module.neutral:
-        return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False) if tensors else UNKNOWN
+        return (
+            derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False)
+            if tensors
+            else UNKNOWN
+        )
     if module.place is Place.UNKNOWN:
         return Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
     return Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
@@ -602,7 +689,7 @@ def _log_probs_only(args: Args) -> Args:
     return [chosen] if chosen is not None else []
 
 
-def _call_tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]:
+def _call_tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:
     """Tensor arguments of a module call, `**batch` and `*inputs` included."""
     found = []
     for arg, value in args:
@@ -627,17 +714,17 @@ def _call_tensors(frame: "Frame", args: Args) -> List[Tuple[cst.CSTNode, Value]]
     return found
 
 
-def optimizer_params(value: Value) -> Optional[Value]:
+def optimizer_params(value: Value) -> Value | None:
     """The module whose parameters an optimizer gets (`model.parameters()`)."""
     if value.kind is Kind.STRUCT and value.bound is not None:
         return value.bound
     return None
 
 
-def linked_arguments(params: Tuple[str, ...], args: Args) -> Optional[Dict[str, Value]]:
+def linked_arguments(params: tuple[str, ...], args: Args) -> dict[str, Value] | None:
     """A call's arguments by parameter name, exported for the callee's file (None when a
     `*args`/`**kwargs` makes them unmatchable)."""
-    found: Dict[str, Value] = {}
+    found: dict[str, Value] = {}
     for index, (arg, value) in enumerate(args):
         if arg.star:
             return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -25,9 +25,9 @@ from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, jo
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
-    from devfix.analysis.program import FunctionInfo
+    from devfix.analysis.functions import FunctionInfo
 
-Args = List[Tuple[cst.Arg, Value]]
+Args = list[tuple[cst.Arg, Value]]
 
 
 @dataclass(eq=False)
@@ -36,22 +36,22 @@ class ClassInfo:
     kind: str  # "module" | "dataset" | "other"
     framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
     opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
-    methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
-    attrs: Dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
-    writes: Dict[str, List[Tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
-    writes_seen: Dict[str, List[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
-    buffers: Set[str] = field(default_factory=set)
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
+    writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
+    writes_seen: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    buffers: set[str] = field(default_factory=set)
     registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
-    bases: Tuple["ClassInfo", ...] = ()
-    linked: Optional[ClassSummary] = None  # a class of another project file, as its summary says
+    bases: tuple[ClassInfo, ...] = ()
+    linked: ClassSummary | None = None  # a class of another project file, as its summary says
 
     @property
     def name(self) -> str:
         return self.node.name.value
 
-    def linked_method(self, name: str) -> Optional[MethodSummary]:
+    def linked_method(self, name: str) -> MethodSummary | None:
         """A method defined in another project file (by this class or a base), unless a class
         of this file overrides it."""
         if name in self.methods:
@@ -64,7 +64,7 @@ class ClassInfo:
                 return found
         return None
 
-    def method(self, name: str) -> Optional[cst.FunctionDef]:
+    def method(self, name: str) -> cst.FunctionDef | None:
         if name in self.methods:
             return self.methods[name]
         for base in self.bases:
@@ -73,7 +73,7 @@ class ClassInfo:
                 return found
         return None
 
-    def attribute(self, name: str) -> Optional[Value]:
+    def attribute(self, name: str) -> Value | None:
         if name in self.attrs:
             return self.attrs[name]
         for base in self.bases:
@@ -88,16 +88,39 @@ class ClassInfo:
         weight of its own; a plain tensor attribute is DEV012's question)."""
         if self.linked is not None and self.linked.has_state:
             return True
-        if self.buffers or any(v.kind is Kind.MODULE and not v.neutral or v.kind is Kind.TENSOR and v.grad for v in self.attrs.values()):
+        if self.buffers or any(
+            (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and v.grad) for v in self.attrs.values()
+        ):
             return True
         return any(base.has_state for base in self.bases)
 
 
 # Python >= 3.10 lists its standard library; on 3.9, the modules whose classes are commonly subclassed.
-STDLIB = getattr(sys, "stdlib_module_names", frozenset({
-    "abc", "collections", "contextlib", "dataclasses", "enum", "json", "logging", "multiprocessing",
-    "queue", "threading", "typing", "unittest", "argparse", "io", "string", "numbers", "types",
-}))
+STDLIB = getattr(
+    sys,
+    "stdlib_module_names",
+    frozenset(
+        {
+            "abc",
+            "collections",
+            "contextlib",
+            "dataclasses",
+            "enum",
+            "json",
+            "logging",
+            "multiprocessing",
+            "queue",
+            "threading",
+            "typing",
+            "unittest",
+            "argparse",
+            "io",
+            "string",
+            "numbers",
+            "types",
+        }
+    ),
+)
 
 
 def _known_base(qual: str) -> bool:
@@ -106,12 +129,17 @@ def _known_base(qual: str) -> bool:
     return bool(top) and (top in STDLIB or top == "torch")
 
 
-def _registers_module(func: cst.BaseExpression, call: cst.Call, self_name: Optional[str]) -> bool:
+def _registers_module(func: cst.BaseExpression, call: cst.Call, self_name: str | None) -> bool:
     """`self.add_module(...)`, `self.register_module(...)`, `setattr(self, ...)`."""
     if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module"):
         return isinstance(func.value, cst.Name) and func.value.value == self_name
-    return (isinstance(func, cst.Name) and func.value == "setattr" and bool(call.args)
-            and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == self_name)
+    return (
+        isinstance(func, cst.Name)
+        and func.value == "setattr"
+        and bool(call.args)
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == self_name
+    )
 
 
 def _through(cls: ClassInfo, value: Value) -> Value:
@@ -134,6 +162,7 @@ def _registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
         if item.kind is Kind.MODULE and item.obj in registered:
             return replace(item, place=Place.DEVICE, origins=frozenset({origin}), obj=None)
         return item
+
     items = tuple(placed(item) for item in struct.items)
     element = struct.element
     if element is not None and element.kind is Kind.MODULE:
@@ -142,7 +171,7 @@ def _registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
     return replace(struct, items=items, element=element)
 
 
-def _method_of(summary: ClassSummary, name: str) -> Optional[FunctionSummary]:
+def _method_of(summary: ClassSummary, name: str) -> FunctionSummary | None:
     """The class's own method `name` (`__init__`, `forward`), as a function its file analyses
     with its callers' facts."""
     method = summary.method(name)
@@ -169,7 +198,12 @@ class ClassFlow:
             return self.construct(frame, node, neutral=False, place=Place.UNKNOWN)  # `**dd` may hold device=
         if layer in api.NN_CONTAINERS:
             children = [v for _, v in args if v.kind is Kind.MODULE] + [
-                item for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,) if v.element else ()) if item is not None and item.kind is Kind.MODULE]
+                item
+                for _, v in args
+                if v.kind is Kind.STRUCT
+                for item in (v.items or (v.element,) if v.element else ())
+                if item is not None and item.kind is Kind.MODULE
+            ]
             places = [c.place for c in children if not c.neutral]
             place = Place.NONE
             for child in places:
@@ -178,11 +212,24 @@ class ClassFlow:
                 place = Place.CPU
             # a child the flow cannot tell (a project factory's result) may hold parameters
             opaque = any(v.kind not in (Kind.MODULE, Kind.STRUCT) for _, v in args) or any(
-                item is None or item.kind is not Kind.MODULE for _, v in args if v.kind is Kind.STRUCT for item in (v.items or (v.element,)))
+                item is None or item.kind is not Kind.MODULE
+                for _, v in args
+                if v.kind is Kind.STRUCT
+                for item in (v.items or (v.element,))
+            )
             neutral = bool(children) and all(c.neutral for c in children) and not opaque
             objs = tuple(member for c in children if c.obj is not None for member in members(c.obj))
             value = self.construct(frame, node, neutral=neutral, place=place, children=objs)
-            return value if place is Place.CPU else replace(value, origins=frozenset().union(*(c.origins for c in children)) if place is not Place.UNKNOWN else frozenset())
+            return (
+                value
+                if place is Place.CPU
+                else replace(
+                    value,
+                    origins=frozenset().union(*(c.origins for c in children))
+                    if place is not Place.UNKNOWN
+                    else frozenset(),
+                )
+            )
         if api.is_loss_class(layer):
             weight = calls._keyword(args, "weight") or calls._keyword(args, "pos_weight")
             if weight is None and layer in api.LOSSES_WITH_POSITIONAL_WEIGHT:
@@ -208,13 +255,20 @@ class ClassFlow:
             return replace(inner, dp=True)
         return inner
 
-
     def linked_class(self, summary: ClassSummary) -> ClassInfo:
         """A class of another project file, seen through its summary: no methods to evaluate
         here, only what its instances are and what its methods do to their arguments."""
-        return ClassInfo(summary.node, summary.kind, framework=summary.framework, opaque=summary.opaque,
-                         attrs=dict(summary.attrs), buffers=set(summary.buffers), moves_inputs=summary.moves_inputs,
-                         places_itself=summary.places_itself, linked=summary)
+        return ClassInfo(
+            summary.node,
+            summary.kind,
+            framework=summary.framework,
+            opaque=summary.opaque,
+            attrs=dict(summary.attrs),
+            buffers=set(summary.buffers),
+            moves_inputs=summary.moves_inputs,
+            places_itself=summary.places_itself,
+            linked=summary,
+        )
 
     def instantiate_linked(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
         summary = cls.linked
@@ -239,11 +293,15 @@ class ClassFlow:
         # instance, but its methods' summaries still say which arguments are devices
         return Value(Kind.OTHER, Place.UNKNOWN, cls=cls.node)
 
-    def call_linked_method(self, frame: Frame, node: cst.Call, method: MethodSummary, module: Value, args: Args) -> Value:
+    def call_linked_method(
+        self, frame: Frame, node: cst.Call, method: MethodSummary, module: Value, args: Args
+    ) -> Value:
         """`model.sample(n, device)` of a module class of another project file: what the method
         feeds to the weights meets them; it returns what its summary says."""
         inputs = []
-        self.note_gpu_argument(node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu, method=True)
+        self.note_gpu_argument(
+            node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu, method=True
+        )
         for index, (arg, value) in enumerate(args):
             name = calls.parameter_name(arg, index, method.params, star_unnamed=True)
             if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
@@ -253,7 +311,12 @@ class ClassFlow:
         if inputs:
             self.meet(node, "call", inputs, module=module)
         if method.relative:
-            return Value(Kind.TENSOR, module.place, module.origins if module.place is not Place.UNKNOWN else frozenset(), grad=True)
+            return Value(
+                Kind.TENSOR,
+                module.place,
+                module.origins if module.place is not Place.UNKNOWN else frozenset(),
+                grad=True,
+            )
         return self._returned(frame, node, method.returns) if method.returns is not None else UNKNOWN
 
     def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
@@ -296,7 +359,7 @@ class ClassFlow:
         for method in info.methods.values():
             for decorator in method.decorators:
                 frame.expr(decorator.decorator)  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
-        for name, method in info.methods.items():
+        for _name, method in info.methods.items():
             function = self.functions[id(method)]
             function.klass = info
             params = function.node.params.params
@@ -344,7 +407,7 @@ class ClassFlow:
         if attribute.kind is Kind.MODULE and attribute.cls is not None and module.place is not Place.UNKNOWN:
             # `model.encoder(src, src_len)`: a submodule of a known class, where its holder is
             return Value(Kind.MODULE, module.place, module.origins, cls=attribute.cls, neutral=attribute.neutral)
-        if attribute.kind is Kind.MODULE or attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU:
+        if attribute.kind is Kind.MODULE or (attribute.kind is Kind.TENSOR and attribute.place is not Place.CPU):
             return operations.program_member(module)
         if attribute.kind is Kind.HOST:
             return HOST
@@ -378,8 +441,13 @@ class ClassFlow:
         was made. Evidence for DEV012 only when it is written once, in `__init__`."""
         writes = cls.writes_seen.get(name, [])
         init = cls.methods.get("__init__")
-        if known.place is not Place.CPU or not writes or init is None or not all(self._inside(w, init) for w in writes) \
-                or len(writes) > 1 and not self._exclusive(writes):
+        if (
+            known.place is not Place.CPU
+            or not writes
+            or init is None
+            or not all(self._inside(w, init) for w in writes)
+            or (len(writes) > 1 and not self._exclusive(writes))
+        ):
             return known if known.place is not Place.CPU else Value(Kind.TENSOR, Place.UNKNOWN)
         origins = frozenset(Origin("attribute", write, name=name) for write in writes)
         return Value(Kind.TENSOR, Place.CPU, origins, scalar=known.scalar)
@@ -425,7 +493,7 @@ class ClassFlow:
             return False
         return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
 
-    def host_parameters(self, module: Value, args: Args) -> Set[int]:
+    def host_parameters(self, module: Value, args: Args) -> set[int]:
         """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
         NumPy): their nodes' ids. Also, a module that moves its inputs itself takes any."""
         cls = self.classes.get(id(module.cls)) if module.cls is not None else None
@@ -433,15 +501,18 @@ class ClassFlow:
             return set()
         linked = cls.linked_method("forward")
         if linked is not None:
-            return {id(arg.value) for index, (arg, _) in enumerate(args)
-                    if calls.parameter_name(arg, index, linked.params, star_unnamed=True) in linked.keeps}
+            return {
+                id(arg.value)
+                for index, (arg, _) in enumerate(args)
+                if calls.parameter_name(arg, index, linked.params, star_unnamed=True) in linked.keeps
+            }
         forward = cls.method("forward")
         if forward is None:
             return set()
         info = self.functions[id(forward)]
         params = [p.name.value for p in info.parameters()][1:]
         found = set()
-        for index, (arg, value) in enumerate(args):
+        for index, (arg, _value) in enumerate(args):
             name = calls.parameter_name(arg, index, params, star_unnamed=True)
             if name is None:
                 continue
@@ -457,7 +528,7 @@ class ClassFlow:
             return
         self.note_linked_call(_method_of(cls.linked, "forward"), args)
 
-    def _host_parameters(self, info: FunctionInfo) -> Set[str]:
+    def _host_parameters(self, info: FunctionInfo) -> set[str]:
         """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
         params = {p.name.value for p in info.parameters()}
         start, end = self.data.order.get(id(info.node), -1), self.data.end_order.get(id(info.node), -1)
@@ -484,7 +555,9 @@ class ClassFlow:
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
             neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
             return self.construct(frame, node, neutral=neutral, cls=cls, children=children)
-        instance = Value(Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node))
+        instance = Value(
+            Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node)
+        )
         if init is not None:
             self.call_function(frame, node, self.functions[id(init)], args, bound=instance)
         if cls.kind == "dataset":
@@ -543,20 +616,21 @@ class ClassFlow:
         if method is None:
             linked = cls.linked_method(name) if cls is not None else None
             if linked is not None:
-                self.note_gpu_argument(node, args, linked.params, linked.device_params, linked.cuda_defaults,
-                                       linked.needs_gpu, method=True)
+                self.note_gpu_argument(
+                    node, args, linked.params, linked.device_params, linked.cuda_defaults, linked.needs_gpu, method=True
+                )
             calls._escape_all(frame, args)
             return UNKNOWN
         return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
 
-    def _registrations(self, klass: ClassInfo) -> Set[str]:
+    def _registrations(self, klass: ClassInfo) -> set[str]:
         """The buffers and parameters the class's methods register by name; also notes
         whether `__init__` registers layers itself (`self.add_module(f"head_{i}", head)` over
         a list, `setattr(self, name, layer)`), after which a plain list's layers may all be
         registered."""
         found = set()
-        by_hand: Set[str] = set()  # methods that register layers or parameters under computed names
-        self_calls: Dict[str, Set[str]] = {}  # method -> the methods it calls on `self`
+        by_hand: set[str] = set()  # methods that register layers or parameters under computed names
+        self_calls: dict[str, set[str]] = {}  # method -> the methods it calls on `self`
         for name, method in klass.methods.items():
             start, end = self.data.order[id(method)], self.data.end_order.get(id(method), -1)
             params = method.params.params
@@ -565,7 +639,11 @@ class ClassFlow:
                 if not start < self.data.order[id(call)] <= end:
                     continue
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") and call.args:
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value in ("register_buffer", "register_parameter")
+                    and call.args
+                ):
                     text = operations.string_of(call.args[0].value)
                     if text:
                         found.add(text)
@@ -573,7 +651,11 @@ class ClassFlow:
                         by_hand.add(name)  # `self.register_parameter(f"{name}-{i}", p)` over a list's layers
                 if _registers_module(func, call, self_name):
                     by_hand.add(name)
-                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name:
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == self_name
+                ):
                     self_calls.setdefault(name, set()).add(func.attr.value)
         # `__init__` registers by hand, itself or through a helper of the class
         # (`self._add_to_parameters(layer.parameters(), ...)`)
@@ -595,11 +677,16 @@ class ClassFlow:
             if not start < self.data.order[id(call)] <= end:
                 continue
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS and isinstance(func.value, cst.Name) and func.value.value in params:
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in api.MOVE_METHODS
+                and isinstance(func.value, cst.Name)
+                and func.value.value in params
+            ):
                 moved.add(func.value.value)
         info.moves_params = moved
         return bool(moved)
 
 
-def _is_none(node: Optional[cst.CSTNode]) -> bool:
+def _is_none(node: cst.CSTNode | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"

@@ -10,7 +10,8 @@ else in `FileFacts` is derived from these lists on demand and cached.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable, Dict, List, Optional, Sequence, Set
+from collections.abc import Sequence
+from typing import Callable
 
 import libcst as cst
 
@@ -22,29 +23,29 @@ class Collected:
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self.parent: Dict[int, Optional[cst.CSTNode]] = {}
-        self.order: Dict[int, int] = {}
-        self.end_order: Dict[int, int] = {}  # scope owners: preorder index of their last descendant
-        self.scopes: Dict[int, Scope] = {}
+        self.parent: dict[int, cst.CSTNode | None] = {}
+        self.order: dict[int, int] = {}
+        self.end_order: dict[int, int] = {}  # scope owners: preorder index of their last descendant
+        self.scopes: dict[int, Scope] = {}
         self.module_scope = Scope(module, "module", None)
         self.scopes[id(module)] = self.module_scope
-        self.calls: List[cst.Call] = []
-        self.assigns: List[cst.Assign] = []
-        self.other_assigns: List[cst.CSTNode] = []  # AugAssign and AnnAssign
-        self.name_attributes: List[cst.Attribute] = []  # `x.attr` where x is a plain name
-        self.expr_statements: List[cst.Expr] = []
-        self.for_loops: List[cst.For] = []
-        self.while_loops: List[cst.While] = []
-        self.ifs: List[cst.If] = []
-        self.classes: List[cst.ClassDef] = []
-        self.functions: List[cst.FunctionDef] = []
-        self.subscripts: List[cst.Subscript] = []
-        self.returns: List[cst.CSTNode] = []  # Return and Yield nodes
-        self.globals: Set[str] = set()  # names a function declares `global` (it may bind them)
-        self.star_imports: List[cst.ImportFrom] = []
+        self.calls: list[cst.Call] = []
+        self.assigns: list[cst.Assign] = []
+        self.other_assigns: list[cst.CSTNode] = []  # AugAssign and AnnAssign
+        self.name_attributes: list[cst.Attribute] = []  # `x.attr` where x is a plain name
+        self.expr_statements: list[cst.Expr] = []
+        self.for_loops: list[cst.For] = []
+        self.while_loops: list[cst.While] = []
+        self.ifs: list[cst.If] = []
+        self.classes: list[cst.ClassDef] = []
+        self.functions: list[cst.FunctionDef] = []
+        self.subscripts: list[cst.Subscript] = []
+        self.returns: list[cst.CSTNode] = []  # Return and Yield nodes
+        self.globals: set[str] = set()  # names a function declares `global` (it may bind them)
+        self.star_imports: list[cst.ImportFrom] = []
         self.double_quotes = 0
         self.single_quotes = 0
-        self._orders: Dict[int, List[int]] = {}  # id(one of the lists above) -> its members' preorder indices
+        self._orders: dict[int, list[int]] = {}  # id(one of the lists above) -> its members' preorder indices
 
     def within(self, nodes: Sequence[cst.CSTNode], owner: cst.CSTNode) -> Sequence[cst.CSTNode]:
         """The members of `nodes` (one of the lists above, filled in preorder) inside `owner`
@@ -54,17 +55,17 @@ class Collected:
         if orders is None or len(orders) != len(nodes):
             orders = self._orders[id(nodes)] = [self.order[id(node)] for node in nodes]
         start, end = self.order.get(id(owner), -1), self.end_order.get(id(owner), -1)
-        return nodes[bisect_right(orders, start):bisect_right(orders, end)]
+        return nodes[bisect_right(orders, start) : bisect_right(orders, end)]
 
 
 class _Collector(cst.CSTVisitor):
     def __init__(self, data: Collected) -> None:
         super().__init__()
         self.data = data
-        self.stack: List[cst.CSTNode] = []
-        self.scope_stack: List[Scope] = [data.module_scope]
+        self.stack: list[cst.CSTNode] = []
+        self.scope_stack: list[Scope] = [data.module_scope]
         self.counter = 0
-        self.handlers: Dict[type, Callable[[cst.CSTNode], None]] = {
+        self.handlers: dict[type, Callable[[cst.CSTNode], None]] = {
             cst.Import: self._import,
             cst.ImportFrom: self._import_from,
             cst.Assign: self._assign,

@@ -16,7 +16,6 @@ transfers taken away (`Program(assume_unmoved=...)`) and reading that plan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -32,16 +31,16 @@ class Transfer:
 
     call: cst.Call  # the move; hoisting replaces it with its receiver
     where: str  # "TensorDataset" | "__init__" | "__getitem__"
-    klass: Optional[ClassInfo] = None
-    reason: Optional[str] = None  # why removing it is not certain (then: report only)
+    klass: ClassInfo | None = None
+    reason: str | None = None  # why removing it is not certain (then: report only)
 
 
 @dataclass(eq=False)
 class LoaderPlan:
     info: LoaderInfo
-    transfers: List[Transfer] = field(default_factory=list)
-    hoist: List[Transfer] = field(default_factory=list)  # DEV006 removes these
-    blocked: List[Transfer] = field(default_factory=list)  # DEV006 reports these
+    transfers: list[Transfer] = field(default_factory=list)
+    hoist: list[Transfer] = field(default_factory=list)  # DEV006 removes these
+    blocked: list[Transfer] = field(default_factory=list)  # DEV006 reports these
     on_device_after: bool = False
     remove_pin: bool = False  # DEV005: pinning GPU data (the crash case)
     add_pin: bool = False  # DEV005: devfix writes the transfers, the fast way
@@ -61,7 +60,7 @@ class LoaderPlan:
         return (self.pins and not self.remove_pin) or self.add_pin
 
 
-def transfers_of(tree: Tree, program: Program, info: LoaderInfo) -> List[Transfer]:
+def transfers_of(tree: Tree, program: Program, info: LoaderInfo) -> list[Transfer]:
     """The device transfers inside the dataset a loader reads."""
     dataset = info.dataset
     if dataset.kind is not Kind.DATASET or dataset.obj is None:
@@ -98,7 +97,7 @@ def _is_move(call: cst.Call) -> bool:
     return bool(call.args)
 
 
-def _tensor_argument(tree: Tree, program: Program, value: cst.BaseExpression, dataset: cst.Call) -> Optional[Transfer]:
+def _tensor_argument(tree: Tree, program: Program, value: cst.BaseExpression, dataset: cst.Call) -> Transfer | None:
     if isinstance(value, cst.Call) and _is_move(value) and _moves_device(program, value):
         return Transfer(value, "TensorDataset")
     inner = _inner_move(value)
@@ -109,7 +108,11 @@ def _tensor_argument(tree: Tree, program: Program, value: cst.BaseExpression, da
             if isinstance(binding.value, cst.Call):
                 move = _inner_move(binding.value)
                 if move is not None and _moves_device(program, move):
-                    return Transfer(move, "TensorDataset", reason=f"'{value.value}' is moved where it is defined and may be used elsewhere")
+                    return Transfer(
+                        move,
+                        "TensorDataset",
+                        reason=f"'{value.value}' is moved where it is defined and may be used elsewhere",
+                    )
     return None
 
 
@@ -118,7 +121,7 @@ def _moves_device(program: Program, call: cst.Call) -> bool:
     return value is not None and value.place is Place.DEVICE
 
 
-def _inner_move(expr: cst.BaseExpression) -> Optional[cst.Call]:
+def _inner_move(expr: cst.BaseExpression) -> cst.Call | None:
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         if _is_move(expr):
             return expr
@@ -126,24 +129,28 @@ def _inner_move(expr: cst.BaseExpression) -> Optional[cst.Call]:
     return None
 
 
-def _certainty(tree: Tree, call: cst.Call, where: str) -> Optional[str]:
+def _certainty(tree: Tree, call: cst.Call, where: str) -> str | None:
     """None when removing the move leaves the same computation on the CPU."""
     parent = tree.parent(call)
-    if isinstance(parent, cst.Attribute) or isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.Subscript)):
+    if isinstance(parent, (cst.Attribute, cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.Subscript)):
         return "the tensor is transformed after it is moved"
     if isinstance(parent, cst.Arg):
         return "the moved tensor is passed on to other code"
     if isinstance(parent, cst.Assign) and where == "__init__":
         for target in parent.targets:
-            if not (isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) and target.target.value.value == "self"):
+            if not (
+                isinstance(target.target, cst.Attribute)
+                and isinstance(target.target.value, cst.Name)
+                and target.target.value.value == "self"
+            ):
                 return "the moved tensor is kept in a local variable"
     return None
 
 
-def plan_loaders(tree: Tree, program: Program, placement: str) -> Dict[int, LoaderPlan]:
+def plan_loaders(tree: Tree, program: Program, placement: str) -> dict[int, LoaderPlan]:
     """Which transfers each loader's dataset should lose (before knowing whether the loops
     can take them over: see `FileFacts`)."""
-    plans: Dict[int, LoaderPlan] = {}
+    plans: dict[int, LoaderPlan] = {}
     for key, info in program.loaders.items():
         plan = LoaderPlan(info, transfers_of(tree, program, info))
         for transfer in plan.transfers:
@@ -165,7 +172,9 @@ def settle(plan: LoaderPlan, placement: str, loops_move: bool, writes_transfers:
     """The loader's final placement once the consuming loops are known to move (or not)."""
     if not loops_move:
         for transfer in plan.hoist:
-            transfer.reason = transfer.reason or "the loader's batches are consumed where devfix cannot see them being moved"
+            transfer.reason = (
+                transfer.reason or "the loader's batches are consumed where devfix cannot see them being moved"
+            )
         plan.blocked.extend(plan.hoist)
         plan.hoist = []
     stays = [t for t in plan.transfers if t.where != "__getitem__" and t not in plan.hoist]

@@ -19,25 +19,32 @@ Read off the syntax of the callee alone, so a summary carries it to other files 
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Sequence, Tuple
+from collections.abc import Sequence
 
 import libcst as cst
 
 from devfix.analysis import calls
 
 
-def cuda_default_params(data, function: cst.FunctionDef) -> FrozenSet[str]:
+def cuda_default_params(data, function: cst.FunctionDef) -> frozenset[str]:
     """Parameters whose default is `True` and that guard a `.cuda()` of the function's own
     body (`if cuda: x = x.cuda()`): leaving them at the default asks for a GPU."""
-    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)
-              if isinstance(p.default, cst.Name) and p.default.value == "True"}
+    params = {
+        p.name.value
+        for p in (*function.params.params, *function.params.kwonly_params)
+        if isinstance(p.default, cst.Name) and p.default.value == "True"
+    }
     if not params:
         return frozenset()
     found = set()
     start, end = data.order.get(id(function), -1), data.end_order.get(id(function), -1)
     for call in data.calls:
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and start < data.order.get(id(call), -2) <= end:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "cuda"
+            and start < data.order.get(id(call), -2) <= end
+        ):
             guard = _guarding_name(data, call, function)
             if guard in params:
                 found.add(guard)
@@ -63,7 +70,7 @@ def _guarding_name(data, node: cst.CSTNode, function: cst.FunctionDef):
     return guard if parent is function else None
 
 
-Args = List[Tuple[cst.Arg, object]]
+Args = list[tuple[cst.Arg, object]]
 
 
 def _current_cuda_device(node: cst.BaseExpression) -> bool:
@@ -72,20 +79,35 @@ def _current_cuda_device(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cuda"
 
 
-def asks_for_gpu(args: Args, params: Sequence[str], device_params: FrozenSet[str], cuda_defaults: FrozenSet[str],
-                 *, rewritten_here: bool = False) -> bool:
+def asks_for_gpu(
+    args: Args,
+    params: Sequence[str],
+    device_params: frozenset[str],
+    cuda_defaults: frozenset[str],
+    *,
+    rewritten_here: bool = False,
+) -> bool:
     """The call passes a GPU index to a parameter the callee moves tensors to, or leaves (or
     sets to `True`) a parameter whose default makes the callee call `.cuda()`. With
     `rewritten_here` (the calling file is one devfix fixes: it imports torch, and the callee is
     a function), a plain `device="cuda"` is no demand: DEV002 rewrites it with the file's other
-    hard-coded CUDA.""" 
+    hard-coded CUDA."""
     for index, (arg, _) in enumerate(args):
-        if (calls.parameter_name(arg, index, params) in device_params and calls.names_a_gpu(arg.value)
-                and not (rewritten_here and arg.keyword is not None and arg.keyword.value == "device"
-                         and _current_cuda_device(arg.value))):
+        if (
+            calls.parameter_name(arg, index, params) in device_params
+            and calls.names_a_gpu(arg.value)
+            and not (
+                rewritten_here
+                and arg.keyword is not None
+                and arg.keyword.value == "device"
+                and _current_cuda_device(arg.value)
+            )
+        ):
             return True
     if not cuda_defaults or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything
     passed = {calls.parameter_name(arg, index, params): arg.value for index, (arg, _) in enumerate(args)}
-    return any(name not in passed or isinstance(passed[name], cst.Name) and passed[name].value == "True"
-               for name in cuda_defaults)
+    return any(
+        name not in passed or (isinstance(passed[name], cst.Name) and passed[name].value == "True")
+        for name in cuda_defaults
+    )

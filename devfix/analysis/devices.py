@@ -18,9 +18,9 @@ applied fixes need, once per scope (rule DEV001).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -38,12 +38,12 @@ DECLARABLE = frozenset({"available", "hard"})
 def _owns_parameters(klass) -> bool:
     """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
     for value in klass.attrs.values():
-        if value.kind is Kind.MODULE and not value.neutral or value.kind is Kind.TENSOR and value.grad:
+        if (value.kind is Kind.MODULE and not value.neutral) or (value.kind is Kind.TENSOR and value.grad):
             return True
     return any(_owns_parameters(base) for base in klass.bases)
 
 
-def is_device(value: Optional[Value]) -> bool:
+def is_device(value: Value | None) -> bool:
     """A value that names a device that can be the accelerator: `torch.device(...)`, `"cuda"`."""
     if value is None:
         return False
@@ -67,23 +67,31 @@ class DeclarationRequest:
 @dataclass(frozen=True)
 class DeviceChoice:
     code: str
-    request: Optional[DeclarationRequest] = None
+    request: DeclarationRequest | None = None
 
 
 class Devices:
-    def __init__(self, tree: Tree, program: Program, *, style: str = "conditional", allow_declarations: bool = True,
-                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        program: Program,
+        *,
+        style: str = "conditional",
+        allow_declarations: bool = True,
+        gpus_chosen_elsewhere: bool = False,
+        gpu_choice_functions: frozenset[str] = frozenset(),
+    ) -> None:
         self.tree = tree
         self.program = program
         self.style = style
         self.allow_declarations = allow_declarations
         self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
         self.gpu_choice_functions = gpu_choice_functions
-        self.requests: Dict[int, DeclarationRequest] = {}
-        self._device_names_of: Dict[int, FrozenSet[str]] = {}
+        self.requests: dict[int, DeclarationRequest] = {}
+        self._device_names_of: dict[int, frozenset[str]] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
-    def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> Optional[DeviceChoice]:
+    def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> DeviceChoice | None:
         evidence = tuple(evidence)
         found = self._from_evidence(node, evidence) or self._in_reach(node)
         if found is not None:
@@ -98,7 +106,7 @@ class Devices:
             return None
         return self._declare(node, rule)
 
-    def relative(self, node: cst.CSTNode, meetings: Iterable[Meeting]) -> Optional[str]:
+    def relative(self, node: cst.CSTNode, meetings: Iterable[Meeting]) -> str | None:
         """Inside a module's own methods: the device of a tensor that lives with the module —
         the method's first tensor argument shown to meet its weights, else a tensor the value
         meets there, bound before `node`; else a buffer's; else the module's parameters'."""
@@ -107,7 +115,7 @@ class Devices:
         info = self.program.functions.get(id(method)) if method is not None else None
         if info is None:
             return None
-        candidates: List[str] = [p.name.value for p in info.parameters() if p.name.value in info.module_inputs]
+        candidates: list[str] = [p.name.value for p in info.parameters() if p.name.value in info.module_inputs]
         for meeting in meetings:
             for operand, value in meeting.operands:
                 if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(operand, cst.Name):
@@ -116,7 +124,7 @@ class Devices:
         position = tree.order(node)
         for name in candidates:
             bindings = scope.bindings.get(name, [])
-            if any(b.kind == "param" or b.order < position and not tree.is_inside(node, b.node) for b in bindings):
+            if any(b.kind == "param" or (b.order < position and not tree.is_inside(node, b.node)) for b in bindings):
                 return f"{name}.device"
         klass = info.klass
         if info.self_name is not None and klass is not None:
@@ -126,11 +134,11 @@ class Devices:
                 return f"next({info.self_name}.parameters()).device"
         return None
 
-    def in_reach(self, node: cst.CSTNode) -> Optional[str]:
+    def in_reach(self, node: cst.CSTNode) -> str | None:
         """A device expression already in reach at `node` (no declaration planned)."""
         return self._in_reach(node)
 
-    def in_reach_or_planned(self, node: cst.CSTNode) -> Optional[DeviceChoice]:
+    def in_reach_or_planned(self, node: cst.CSTNode) -> DeviceChoice | None:
         """A device in reach at `node`, or one another rule's fix declares there: a rule that
         would not declare a device itself still uses that one, so that a second run, which
         finds the declaration in reach, changes nothing (idempotence)."""
@@ -141,7 +149,7 @@ class Devices:
         return DeviceChoice("device", planned) if planned is not None else None
 
     # -- 1. the evidence's own device -------------------------------------------------------------
-    def _from_evidence(self, node: cst.CSTNode, evidence: Tuple[Origin, ...]) -> Optional[str]:
+    def _from_evidence(self, node: cst.CSTNode, evidence: tuple[Origin, ...]) -> str | None:
         for origin in evidence:
             device = origin.device
             if origin.kind != "move" or device is None or device is origin.node:
@@ -153,26 +161,26 @@ class Devices:
                 return ".".join(parts)
         return None
 
-    def _visible(self, parts: List[str], node: cst.CSTNode) -> bool:
+    def _visible(self, parts: list[str], node: cst.CSTNode) -> bool:
         """`parts[0]` is bound where `node` runs, to a value whose attribute path is a device."""
         root = parts[0]
         binding = self._binding(root, node)
         if binding is None:
             return False
         if len(parts) == 1:
-            return is_device(self._bound_value(binding)) or binding.kind == "param" and bool(DEVICE_NAME.match(root))
+            return is_device(self._bound_value(binding)) or (binding.kind == "param" and bool(DEVICE_NAME.match(root)))
         return binding.kind in ("param", "assign", "other") or binding.kind == "import"
 
-    def _binding(self, name: str, node: cst.CSTNode) -> Optional[Binding]:
+    def _binding(self, name: str, node: cst.CSTNode) -> Binding | None:
         """The binding of `name` that `node` sees: in its own function, one made before it."""
         tree = self.tree
         here = tree.function_scope_of(node)
-        scope: Optional[Scope] = here
+        scope: Scope | None = here
         position = tree.order(node)
         while scope is not None:
             bindings = scope.bindings.get(name)
             if bindings:
-                if scope is here or scope.kind == "module" and here.kind == "module":
+                if scope is here or (scope.kind == "module" and here.kind == "module"):
                     before = [b for b in bindings if b.kind == "param" or b.order < position]
                     if not before:
                         return None
@@ -183,10 +191,10 @@ class Devices:
             scope = scope.visible_parent()
         return None
 
-    def _module_level(self, bindings: List[Binding]) -> bool:
+    def _module_level(self, bindings: list[Binding]) -> bool:
         return any(self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings)
 
-    def _bound_value(self, binding: Binding) -> Optional[Value]:
+    def _bound_value(self, binding: Binding) -> Value | None:
         if binding.kind == "param":
             function = self.tree.enclosing(binding.node, cst.FunctionDef)
             info = self.program.functions.get(id(function)) if function is not None else None
@@ -194,10 +202,10 @@ class Devices:
         return self.program.bound.get((id(binding.node), binding.name))
 
     # -- 2. a device variable in reach --------------------------------------------------------------
-    def _in_reach(self, node: cst.CSTNode) -> Optional[str]:
+    def _in_reach(self, node: cst.CSTNode) -> str | None:
         tree = self.tree
         here = tree.function_scope_of(node)
-        scope: Optional[Scope] = here
+        scope: Scope | None = here
         names: set = set()  # names some scope from `here` out to `scope` binds to a device
         while scope is not None:
             candidates = []
@@ -222,19 +230,25 @@ class Devices:
         value = self._bound_value(binding)
         if is_device(value):
             return True
-        return binding.kind == "param" and bool(DEVICE_NAME.match(binding.name)) and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER))
+        return (
+            binding.kind == "param"
+            and bool(DEVICE_NAME.match(binding.name))
+            and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER))
+        )
 
-    def _device_names(self, scope: Scope) -> FrozenSet[str]:
+    def _device_names(self, scope: Scope) -> frozenset[str]:
         """The names of `scope` with a binding that holds a device, once per scope: only those
         can be a device in reach, so a fix's search need not look at every name of the
         module (a file of a thousand functions asked a thousand times)."""
         found = self._device_names_of.get(id(scope))
         if found is None:
-            found = frozenset(name for name, bindings in scope.bindings.items() if any(self._holds_device(b) for b in bindings))
+            found = frozenset(
+                name for name, bindings in scope.bindings.items() if any(self._holds_device(b) for b in bindings)
+            )
             self._device_names_of[id(scope)] = found
         return found
 
-    def _self_device(self, scope: Scope) -> Optional[str]:
+    def _self_device(self, scope: Scope) -> str | None:
         """`self.device` in a method of a class that holds a device in `self.device`."""
         function = scope.function
         if function is None:
@@ -252,10 +266,13 @@ class Devices:
                 return f"{info.self_name}.{name}.device"
         return None
 
-    def _option_device(self, node: cst.CSTNode) -> Optional[str]:
+    def _option_device(self, node: cst.CSTNode) -> str | None:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""
-        devices = [dest for dest, value in self.program.options.items()
-                   if value.kind is Kind.DEVICE and dest not in self.program.index_options]
+        devices = [
+            dest
+            for dest, value in self.program.options.items()
+            if value.kind is Kind.DEVICE and dest not in self.program.index_options
+        ]
         if not devices:
             return None
         for (binder_id, name), value in self.program.bound.items():
@@ -266,7 +283,7 @@ class Devices:
         return None
 
     # -- 3. a function that receives the model ---------------------------------------------------------
-    def _derived(self, node: cst.CSTNode, rule: str) -> Optional[DeviceChoice]:
+    def _derived(self, node: cst.CSTNode, rule: str) -> DeviceChoice | None:
         """`device = next(model.parameters()).device` at the top of a function whose `model`
         parameter is a module at every call site, and which does not move it itself."""
         function = self.tree.enclosing(node, cst.FunctionDef)
@@ -294,14 +311,14 @@ class Devices:
 
     # -- 4. a new declaration -------------------------------------------------------------------------
     @staticmethod
-    def _declarable(evidence: Tuple[Origin, ...]) -> bool:
+    def _declarable(evidence: tuple[Origin, ...]) -> bool:
         moves = [o for o in evidence if o.kind in ("move", "cuda-type")]
         if not moves:
             return True
         return all((o.kind == "cuda-type" or o.note in DECLARABLE) and not o.guarded for o in moves)
 
-    def _planned(self, node: cst.CSTNode) -> Optional[DeclarationRequest]:
-        scope: Optional[Scope] = self.tree.function_scope_of(node)
+    def _planned(self, node: cst.CSTNode) -> DeclarationRequest | None:
+        scope: Scope | None = self.tree.function_scope_of(node)
         here = scope
         while scope is not None:
             request = self.requests.get(id(scope))
@@ -312,7 +329,7 @@ class Devices:
             scope = scope.visible_parent()
         return None
 
-    def _declare(self, node: cst.CSTNode, rule: str) -> Optional[DeviceChoice]:
+    def _declare(self, node: cst.CSTNode, rule: str) -> DeviceChoice | None:
         if not self.allow_declarations:
             return None
         scope = self.tree.function_scope_of(node)
@@ -341,7 +358,7 @@ class Devices:
         request = self._request(scope, code, node, rule)
         return DeviceChoice("device", request) if request is not None else None
 
-    def _request(self, scope: Scope, code: str, node: cst.CSTNode, rule: str) -> Optional[DeclarationRequest]:
+    def _request(self, scope: Scope, code: str, node: cst.CSTNode, rule: str) -> DeclarationRequest | None:
         if id(scope) in self.requests:
             return self.requests[id(scope)]
         if "device" in scope.bindings:
@@ -368,7 +385,7 @@ class Devices:
         return all(self.tree.function_scope_of(s).kind == "module" for s in self._gpu_choices)
 
     @cached_property
-    def _gpu_choices(self) -> List[cst.BaseStatement]:
+    def _gpu_choices(self) -> list[cst.BaseStatement]:
         """Statements that set CUDA_VISIBLE_DEVICES (`os.environ["CUDA_VISIBLE_DEVICES"] = ...`,
         `os.environ.setdefault(...)`, `.update(...)`, `os.putenv(...)`), and calls of functions
         that do, in this file or (known by name, from the run's scan) in another."""
@@ -380,8 +397,11 @@ class Devices:
                     found.append(self.tree.statement_of(assign))
         for call in self.tree.data.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "update", "__setitem__") and self._is_environ(func.value) \
-                    or self._qual(func) == "os.putenv":
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in ("setdefault", "update", "__setitem__")
+                and self._is_environ(func.value)
+            ) or self._qual(func) == "os.putenv":
                 if _mentions_choice(call):
                     found.append(self.tree.statement_of(call))
         direct = [s for s in found if s is not None]
@@ -391,8 +411,13 @@ class Devices:
             if function is not None:
                 choosers.add(function.name.value)
         for call in self.tree.data.calls:
-            name = call.func.value if isinstance(call.func, cst.Name) else \
-                call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+            name = (
+                call.func.value
+                if isinstance(call.func, cst.Name)
+                else call.func.attr.value
+                if isinstance(call.func, cst.Attribute)
+                else None
+            )
             statement = self.tree.statement_of(call)
             if name in choosers and statement is not None:
                 direct.append(statement)
@@ -401,11 +426,11 @@ class Devices:
     def _is_environ(self, expr: cst.BaseExpression) -> bool:
         return self._qual(expr) == "os.environ"
 
-    def _qual(self, expr: cst.BaseExpression) -> Optional[str]:
+    def _qual(self, expr: cst.BaseExpression) -> str | None:
         value = self.program.values.get(id(expr))
         return value.qual if value is not None else self.tree.qualname(expr)
 
-    def _place(self, scope: Scope, node: cst.CSTNode) -> Optional[Tuple[cst.BaseStatement, bool]]:
+    def _place(self, scope: Scope, node: cst.CSTNode) -> tuple[cst.BaseStatement, bool] | None:
         """Module: after the leading imports (and after `import torch`), before `node`.
         Function: the first statement of the body, after a docstring. Either way, after the
         scope's own `os.environ["CUDA_VISIBLE_DEVICES"] = ...`."""
@@ -425,8 +450,9 @@ class Devices:
         place = (first, False) if is_docstring(first) else (first, True)
         return self._after_gpu_choices(scope, node, place)
 
-    def _after_gpu_choices(self, scope: Scope, node: cst.CSTNode,
-                           place: Tuple[cst.BaseStatement, bool]) -> Optional[Tuple[cst.BaseStatement, bool]]:
+    def _after_gpu_choices(
+        self, scope: Scope, node: cst.CSTNode, place: tuple[cst.BaseStatement, bool]
+    ) -> tuple[cst.BaseStatement, bool] | None:
         """A function that sets CUDA_VISIBLE_DEVICES declares the device after it does. The
         setting may sit in a block (`if args.gpu: os.environ[...] = args.gpu`): the declaration
         then goes after that whole statement, or after the setting itself where `node` is in the
@@ -441,7 +467,8 @@ class Devices:
                 return None
             if tree.is_inside(node, top):
                 same_block = any(s is choice for s in tree.block_of(choice)) and any(
-                    tree.is_inside(node, s) and s is not choice for s in tree.block_of(choice))
+                    tree.is_inside(node, s) and s is not choice for s in tree.block_of(choice)
+                )
                 if not same_block or tree.order(choice) > tree.order(node):
                     return None
                 top = choice
@@ -452,12 +479,14 @@ class Devices:
                 place = (top, False)
         return place
 
-    def torch_alias(self) -> Optional[str]:
+    def torch_alias(self) -> str | None:
         """The name a top-level `import torch [as T]` binds (one inside `if __name__ == ...` or a
         function does not exist when the module's first statements run)."""
         for name, bindings in self.tree.data.module_scope.bindings.items():
             if bindings and all(b.kind == "import" and b.qualname == "torch" for b in bindings):
-                if any(self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings):
+                if any(
+                    self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings
+                ):
                     return name
         return None
 
@@ -466,7 +495,7 @@ class Devices:
         bindings = self.tree.data.module_scope.bindings.get("torch", [])
         return all(b.kind == "import" and b.qualname == "torch" for b in bindings)
 
-    def _torch_import_statement(self) -> Optional[cst.BaseStatement]:
+    def _torch_import_statement(self) -> cst.BaseStatement | None:
         name = self.torch_alias()
         if name is None:
             return None
@@ -476,7 +505,7 @@ class Devices:
                 return statement
         return None
 
-    def _declaration_code(self) -> Optional[str]:
+    def _declaration_code(self) -> str | None:
         torch = self.torch_alias() or "torch"
         quote = self.tree.quote
         if self.style == "accelerator":

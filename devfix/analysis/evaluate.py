@@ -16,74 +16,115 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from devfix.analysis import calls, operations
-from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.scopes import Scope
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Place, Slot, Value, condition, constant, join, join_slots, members
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
+from devfix.analysis.values import (
+    HOST,
+    UNKNOWN,
+    Kind,
+    Obj,
+    Place,
+    Slot,
+    Value,
+    condition,
+    constant,
+    join,
+    join_slots,
+    members,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devfix.analysis.program import ClassInfo, FunctionInfo, Program
+    from devfix.analysis.classes import ClassInfo
+    from devfix.analysis.functions import FunctionInfo
+    from devfix.analysis.program import Program
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def _flag_operand(frame: "Frame", node: cst.BaseExpression) -> bool:
+def _flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
     """`args.num_gpu`, `len(opt.gpu_ids)`: an option whose name says "GPU" and whose value the
     flow cannot follow, the left side of a comparison that tests the user's choice."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "len"
+        and len(node.args) == 1
+    ):
         node = node.args[0].value
     name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
     if name is None or not CUDA_FLAG_NAME.match(name):
         return False
     value = frame.program.values.get(id(node))
-    return value is not None and (value.truth is None or value.flag == "choice") and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+    return (
+        value is not None
+        and (value.truth is None or value.flag == "choice")
+        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+    )
 
 
 class Frame:
     """One evaluation of one scope."""
 
-    def __init__(self, program: "Program", node: cst.CSTNode, scope: Scope, *, function: Optional["FunctionInfo"] = None,
-                 world: str = "program", env: Optional[Dict[str, Value]] = None, heap: Optional[Dict[int, Slot]] = None) -> None:
+    def __init__(
+        self,
+        program: Program,
+        node: cst.CSTNode,
+        scope: Scope,
+        *,
+        function: FunctionInfo | None = None,
+        world: str = "program",
+        env: dict[str, Value] | None = None,
+        heap: dict[int, Slot] | None = None,
+    ) -> None:
         self.program = program
         self.node = node
         self.scope = scope
         self.function = function
         self.world = world  # "program" | "module" (the methods of an nn.Module subclass)
-        self.env: Dict[str, Value] = dict(env or {})
-        self.heap: Dict[int, Slot] = dict(heap or {})
+        self.env: dict[str, Value] = dict(env or {})
+        self.heap: dict[int, Slot] = dict(heap or {})
         self.no_grad = 0
         self.choice_guard = 0  # inside a GPU check that is the user's choice (`if args.cuda:`)
-        self.gpu_guards: List[str] = []  # the reasons ("choice", "available") of the GPU checks around
-        self.loops: List[cst.CSTNode] = []
-        self.returns: Optional[Value] = None
+        self.gpu_guards: list[str] = []  # the reasons ("choice", "available") of the GPU checks around
+        self.loops: list[cst.CSTNode] = []
+        self.returns: Value | None = None
         self.ended = False  # this path returned, raised, broke or continued: it does not fall through
-        self.klass: Optional["ClassInfo"] = function.klass if function is not None else None
-        self.self_name: Optional[str] = function.self_name if function is not None else None
+        self.klass: ClassInfo | None = function.klass if function is not None else None
+        self.self_name: str | None = function.self_name if function is not None else None
 
     # -- state ---------------------------------------------------------------------------------
-    def snapshot(self) -> Tuple[Dict[str, Value], Dict[int, Slot]]:
+    def snapshot(self) -> tuple[dict[str, Value], dict[int, Slot]]:
         return dict(self.env), dict(self.heap)
 
-    def restore(self, state: Tuple[Dict[str, Value], Dict[int, Slot]]) -> None:
+    def restore(self, state: tuple[dict[str, Value], dict[int, Slot]]) -> None:
         self.env, self.heap = dict(state[0]), dict(state[1])
 
-    def merge(self, states: List[Tuple[Dict[str, Value], Dict[int, Slot]]]) -> None:
+    def merge(self, states: list[tuple[dict[str, Value], dict[int, Slot]]]) -> None:
         """The state after paths that each ended in one of `states`."""
         if not states:
             return
         env, heap = dict(states[0][0]), dict(states[0][1])
         for other_env, other_heap in states[1:]:
             for name in set(env) | set(other_env):
-                env[name] = join(env.get(name), other_env.get(name)) if name in env and name in other_env else _partial(env.get(name) or other_env.get(name))
+                env[name] = (
+                    join(env.get(name), other_env.get(name))
+                    if name in env and name in other_env
+                    else _partial(env.get(name) or other_env.get(name))
+                )
             for obj in set(heap) | set(other_heap):
-                heap[obj] = join_slots(heap.get(obj), other_heap.get(obj)) if obj in heap and obj in other_heap else (Place.UNKNOWN, frozenset())
+                heap[obj] = (
+                    join_slots(heap.get(obj), other_heap.get(obj))
+                    if obj in heap and obj in other_heap
+                    else (Place.UNKNOWN, frozenset())
+                )
         self.env, self.heap = env, heap
 
-    def set_place(self, obj: Optional[Obj], place: Place, origins=frozenset()) -> None:
+    def set_place(self, obj: Obj | None, place: Place, origins=frozenset()) -> None:
         """Move a module (and the modules it holds) in place; `origins`: the move's evidence."""
         if obj is None:
             return
@@ -107,12 +148,12 @@ class Frame:
                 return replace(value, place=slot[0], origins=slot[1])
         return value
 
-    def slot_of(self, obj: Obj, default: Optional[Slot] = None) -> Optional[Slot]:
+    def slot_of(self, obj: Obj, default: Slot | None = None) -> Slot | None:
         """Where the module(s) of a heap identity live: None when the heap has none of them."""
         slots = [self.heap.get(member) for member in members(obj)]
         if all(slot is None for slot in slots):
             return None
-        joined: Optional[Slot] = None
+        joined: Slot | None = None
         for slot in slots:
             slot = slot if slot is not None else default
             joined = join_slots(joined, slot) if joined is not None else slot
@@ -147,7 +188,7 @@ class Frame:
             self.program.bound[(id(binder), target.value)] = value
             self.program.values[id(target)] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            elements = [e for e in target.elements]
+            elements = list(target.elements)
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
             for index, element in enumerate(elements):
                 if isinstance(element, cst.StarredElement):
@@ -158,9 +199,16 @@ class Frame:
             self.program.classes_assign(self, target, value)
         elif isinstance(target, cst.Subscript):
             container = self.expr(target.value)
-            indices = [self.expr(element.slice.value) for element in target.slice if isinstance(element.slice, cst.Index)]
-            if (container.kind is Kind.TENSOR and container.place is Place.CPU and value.kind is Kind.TENSOR and value.place is Place.DEVICE
-                    and (self.world == "module" or any(index.kind is Kind.TENSOR for index in indices))):
+            indices = [
+                self.expr(element.slice.value) for element in target.slice if isinstance(element.slice, cst.Index)
+            ]
+            if (
+                container.kind is Kind.TENSOR
+                and container.place is Place.CPU
+                and value.kind is Kind.TENSOR
+                and value.place is Place.DEVICE
+                and (self.world == "module" or any(index.kind is Kind.TENSOR for index in indices))
+            ):
                 # `outputs[t] = self.out(h)` into `outputs = torch.zeros(...)` in a module's
                 # forward: its results leave the device. `buf[mask] = out`: an indexed put needs
                 # its values on the tensor's device. Elsewhere a plain index copies across devices
@@ -168,7 +216,12 @@ class Frame:
                 # written into a device tensor is fine (`pe[:, 0::2] = ...`)
                 self.program.meet(target, "store", [(target.value, container), (target, value)])
             if isinstance(target.value, cst.Name) and container.kind is Kind.STRUCT:
-                updated = replace(container, element=join(container.element, value) if container.element is not None else value, items=None, keys=None)
+                updated = replace(
+                    container,
+                    element=join(container.element, value) if container.element is not None else value,
+                    items=None,
+                    keys=None,
+                )
                 self.env[target.value.value] = updated
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, _rest_of(value), binder)
@@ -248,7 +301,11 @@ class Frame:
         program asks (DEV011 fixes it), take it as the assignment the author meant, so that no
         other fix moves `x` a second time."""
         call = statement.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in ("to", "cuda")
+        ):
             return
         receiver = call.func.value
         before = self.program.values.get(id(receiver))
@@ -284,9 +341,12 @@ class Frame:
                 self._orelse(node.orelse)
             return
         orelse = node.orelse
-        self._branches(self.snapshot(), [lambda: self.block(node.body), lambda: self._orelse(orelse) if orelse is not None else None])
+        self._branches(
+            self.snapshot(),
+            [lambda: self.block(node.body), lambda: self._orelse(orelse) if orelse is not None else None],
+        )
 
-    def _guarded_block(self, body: cst.BaseSuite, flag: Optional[str]) -> None:
+    def _guarded_block(self, body: cst.BaseSuite, flag: str | None) -> None:
         choice = flag == "choice"
         self.choice_guard += choice
         guarded = flag in ("choice", "available")
@@ -347,6 +407,7 @@ class Frame:
                 if handler.name is not None:
                     self.bind(handler.name.name, UNKNOWN, handler)
                 self.block(handler.body)
+
             return run
 
         self._branches(self.snapshot(), [body, *[handler_of(h) for h in node.handlers]])
@@ -384,7 +445,7 @@ class Frame:
         self._branches(self.snapshot(), [*cases, lambda: None])
 
     # -- conditions ---------------------------------------------------------------------------------
-    def condition(self, test: cst.BaseExpression) -> Tuple[Optional[bool], Optional[str]]:
+    def condition(self, test: cst.BaseExpression) -> tuple[bool | None, str | None]:
         """Whether `test` holds when the program runs on a GPU machine as intended, and why:
         "available" (a CUDA availability check), "choice" (a user's flag such as `args.cuda`),
         "constant". None when the analysis cannot tell."""
@@ -397,12 +458,22 @@ class Frame:
         one set to False and, somewhere else, to True (`self.cuda = False` in `__init__`, `True` in
         the method that honours `--cuda`): the flow knows both constants but not which holds."""
         value = self.expr(node)
-        if value.truth is None and value.kind is not Kind.HOST or value.kind is Kind.HOST and value.truth is None and value.flag in (None, "constant"):
-            name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
+        if (value.truth is None and value.kind is not Kind.HOST) or (
+            value.kind is Kind.HOST and value.truth is None and value.flag in (None, "constant")
+        ):
+            name = (
+                node.attr.value
+                if isinstance(node, cst.Attribute)
+                else (node.value if isinstance(node, cst.Name) else None)
+            )
             # a module method's parameter is taken for an activation of unknown place until
             # shown otherwise; one named `use_cuda` that a condition tests is a flag
             unknown_param = value.kind is Kind.TENSOR and value.place is Place.UNKNOWN and value.param is not None
-            if name is not None and CUDA_FLAG_NAME.match(name) and (value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT) or unknown_param):
+            if (
+                name is not None
+                and CUDA_FLAG_NAME.match(name)
+                and (value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT) or unknown_param)
+            ):
                 value = condition(True, False, "choice")
                 self.program.values[id(node)] = value
             elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _flag_operand(self, node.left):
@@ -532,7 +603,7 @@ class Frame:
         return self.expr(node.value)
 
 
-def truth(value: Value) -> Optional[bool]:
+def truth(value: Value) -> bool | None:
     """The truth of a condition's value on a GPU machine run as intended."""
     return value.truth
 
@@ -543,7 +614,7 @@ def _negate(value: Value) -> Value:
 
 
 def _boolean(left: Value, right: Value, conjunction: bool) -> Value:
-    def combine(a: Optional[bool], b: Optional[bool]) -> Optional[bool]:
+    def combine(a: bool | None, b: bool | None) -> bool | None:
         if conjunction:
             return False if a is False or b is False else (True if a is True and b is True else None)
         return True if a is True or b is True else (False if a is False and b is False else None)
@@ -556,7 +627,7 @@ def _boolean(left: Value, right: Value, conjunction: bool) -> Value:
     return condition(known, combine(left.cpu, right.cpu), flag)
 
 
-def _flagged(value: Value, flag: Optional[str]) -> Value:
+def _flagged(value: Value, flag: str | None) -> Value:
     """The branch a GPU check chose takes the check's reason: `"cuda" if args.cuda else "cpu"`
     is the user's choice, `True if torch.cuda.is_available() else False` an availability."""
     if flag not in ("choice", "available"):
@@ -570,15 +641,17 @@ def _flagged(value: Value, flag: Optional[str]) -> Value:
 
 
 def _is_constant(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+    )
 
 
-def truth_of(value: Value) -> Tuple[Optional[bool], Optional[bool]]:
+def truth_of(value: Value) -> tuple[bool | None, bool | None]:
     """(truth on a GPU machine, truth on a CPU-only machine) of a condition's value."""
     return value.truth, value.cpu
 
 
-def _partial(value: Optional[Value]) -> Value:
+def _partial(value: Value | None) -> Value:
     """A name bound on one path only: whatever it is, it may be unbound or different."""
     if value is None:
         return UNKNOWN
@@ -587,7 +660,7 @@ def _partial(value: Optional[Value]) -> Value:
     return replace(value, place=Place.UNKNOWN, origins=frozenset()) if value.place is not Place.UNKNOWN else value
 
 
-def _item(value: Value, index: int, count: Optional[int]) -> Value:
+def _item(value: Value, index: int, count: int | None) -> Value:
     """The `index`-th item when a value is unpacked into `count` targets."""
     if value.items is not None and (count is None or len(value.items) == count) and index < len(value.items):
         return value.items[index]

@@ -16,7 +16,6 @@ rule), `facts.devices` (the device expression for a fix) and `facts.loader_plans
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -32,13 +31,23 @@ from devfix.analysis.values import Kind, Place, Value
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, *, device_style: str = "conditional", dataset_placement: str = "pinned",
-                 allow_device_declarations: bool = True, assume_discarded_assigned: bool = True,
-                 gpus_chosen_elsewhere: bool = False, gpu_choice_functions: FrozenSet[str] = frozenset(),
-                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "",
-                 view: ProjectView = ProjectView()) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        *,
+        device_style: str = "conditional",
+        dataset_placement: str = "pinned",
+        allow_device_declarations: bool = True,
+        assume_discarded_assigned: bool = True,
+        gpus_chosen_elsewhere: bool = False,
+        gpu_choice_functions: frozenset[str] = frozenset(),
+        linker: Linker | None = None,
+        incoming: dict[str, dict[str, Value]] | None = None,
+        path: str = "",
+        view: ProjectView | None = None,
+    ) -> None:
         self.module = module
-        self.view = view
+        self.view = view or ProjectView()
         self.linker = linker
         self.incoming = incoming
         self.path = path
@@ -56,14 +65,14 @@ class FileFacts:
 
     # -- the flow, with datasets settled ----------------------------------------------------------
     @cached_property
-    def _settled(self) -> Tuple[Program, Plan, Dict[int, LoaderPlan]]:
+    def _settled(self) -> tuple[Program, Plan, dict[int, LoaderPlan]]:
         """Evaluate the program; where a dataset should lose its device transfers (DEV006),
         evaluate it again as if they were gone, and keep a transfer out only if every loop
         over its loader then gets its batches onto the device."""
         program = self._run(frozenset())
         loader_plans = plan_loaders(self.tree, program, self.dataset_placement)
         hoisted = _hoisted(loader_plans)
-        plan: Optional[Plan] = None
+        plan: Plan | None = None
         if hoisted:
             candidate = self._run(hoisted)
             candidate_plan = Plan(self.tree, candidate)
@@ -82,9 +91,16 @@ class FileFacts:
             settle(loader_plan, self.dataset_placement, loops_move=True, writes_transfers=writes)
         return program, plan, loader_plans
 
-    def _run(self, assume_unmoved: FrozenSet[int]) -> Program:
-        program = Program(self.tree.data, assume_unmoved, self.assume_discarded_assigned, self.linker, self.incoming, self.path,
-                          self.view)
+    def _run(self, assume_unmoved: frozenset[int]) -> Program:
+        program = Program(
+            self.tree.data,
+            assume_unmoved,
+            self.assume_discarded_assigned,
+            self.linker,
+            self.incoming,
+            self.path,
+            self.view,
+        )
         program.run()
         return program
 
@@ -97,13 +113,19 @@ class FileFacts:
         return self._settled[1]
 
     @property
-    def loader_plans(self) -> Dict[int, LoaderPlan]:
+    def loader_plans(self) -> dict[int, LoaderPlan]:
         return self._settled[2]
 
     @cached_property
     def devices(self) -> Devices:
-        return Devices(self.tree, self.program, style=self.device_style, allow_declarations=self.allow_device_declarations,
-                       gpus_chosen_elsewhere=self.gpus_chosen_elsewhere, gpu_choice_functions=self.gpu_choice_functions)
+        return Devices(
+            self.tree,
+            self.program,
+            style=self.device_style,
+            allow_declarations=self.allow_device_declarations,
+            gpus_chosen_elsewhere=self.gpus_chosen_elsewhere,
+            gpu_choice_functions=self.gpu_choice_functions,
+        )
 
     # -- small shared questions ----------------------------------------------------------------------
     @cached_property
@@ -120,10 +142,12 @@ class FileFacts:
         program = self.program
         if any(place is Place.DEVICE for _, _, place in program.module_moves + program.tensor_moves):
             return True
-        return any(v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
-                   for v in program.bound.values())
+        return any(
+            v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
+            for v in program.bound.values()
+        )
 
-    def undecided(self) -> List[cst.CSTNode]:
+    def undecided(self) -> list[cst.CSTNode]:
         """Where a value of unknown place meets one devfix knows (a model on the device and a
         batch a helper returned; a CPU tensor and a model a framework placed): the meetings it
         cannot judge, so edits none, in the program's own code of a file that places things.
@@ -148,7 +172,7 @@ class FileFacts:
         """What this file tells the project files that import it (linking.py)."""
         return summarize(self.tree, self.program, path)
 
-    def position(self, node: cst.CSTNode) -> Tuple[int, int]:
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.tree.position(node)
 
     def value(self, node: cst.CSTNode):
@@ -163,11 +187,11 @@ class FileFacts:
     def torch_name(self) -> str:
         return self.devices.torch_name()
 
-    def loader_plan_of(self, loader_key: Optional[int]) -> Optional[LoaderPlan]:
+    def loader_plan_of(self, loader_key: int | None) -> LoaderPlan | None:
         return self.loader_plans.get(loader_key) if loader_key is not None else None
 
 
-def _hoisted(loader_plans: Dict[int, LoaderPlan]) -> FrozenSet[int]:
+def _hoisted(loader_plans: dict[int, LoaderPlan]) -> frozenset[int]:
     return frozenset(id(t.call) for p in loader_plans.values() for t in p.hoist)
 
 
@@ -177,4 +201,6 @@ def _loops_move(program: Program, plan: Plan, loader_plan: LoaderPlan) -> bool:
     key = id(loader_plan.call)
     if key not in program.loaders_iterated or key in program.loaders_escaped:
         return False
-    return all(move.fixable for move in plan.moves.values() if move.origin.kind == "batch" and move.origin.source == key)
+    return all(
+        move.fixable for move in plan.moves.values() if move.origin.kind == "batch" and move.origin.source == key
+    )

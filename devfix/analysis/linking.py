@@ -18,8 +18,9 @@ of its own file.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Iterable, Optional, Tuple, Union
+from typing import Callable, Optional, Union
 
 import libcst as cst
 
@@ -30,13 +31,13 @@ MADE_BY_CALLEE = ("construct", "factory", "host")  # origins the caller can fix 
 
 @dataclass(frozen=True)
 class MethodSummary:
-    params: Tuple[str, ...]  # without `self`
-    inputs: FrozenSet[str] = frozenset()  # parameters shown to meet the module's weights
-    keeps: FrozenSet[str] = frozenset()  # parameters it moves itself or keeps on the host
-    returns: Optional[Value] = None
+    params: tuple[str, ...]  # without `self`
+    inputs: frozenset[str] = frozenset()  # parameters shown to meet the module's weights
+    keeps: frozenset[str] = frozenset()  # parameters it moves itself or keeps on the host
+    returns: Value | None = None
     relative: bool = False  # returns something on the module's own device
-    device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to (`z.to(current_device)`)
-    cuda_defaults: FrozenSet[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    device_params: frozenset[str] = frozenset()  # parameters it moves tensors to (`z.to(current_device)`)
+    cuda_defaults: frozenset[str] = frozenset()  # parameters whose default makes it call `.cuda()`
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
 
 
@@ -49,25 +50,25 @@ class ClassSummary:
     places_itself: bool = False
     moves_inputs: bool = False
     has_state: bool = False
-    buffers: FrozenSet[str] = frozenset()
-    attrs: Tuple[Tuple[str, Value], ...] = ()
-    methods: Tuple[Tuple[str, MethodSummary], ...] = ()
-    element: Optional[Value] = None  # dataset: what `__getitem__` returns
+    buffers: frozenset[str] = frozenset()
+    attrs: tuple[tuple[str, Value], ...] = ()
+    methods: tuple[tuple[str, MethodSummary], ...] = ()
+    element: Value | None = None  # dataset: what `__getitem__` returns
     path: str = ""  # the file that defines it
 
-    def method(self, name: str) -> Optional[MethodSummary]:
+    def method(self, name: str) -> MethodSummary | None:
         return next((m for n, m in self.methods if n == name), None)
 
 
 @dataclass(frozen=True)
 class FunctionSummary:
     node: cst.FunctionDef
-    params: Tuple[str, ...]
-    returns: Optional[Value] = None
+    params: tuple[str, ...]
+    returns: Value | None = None
     path: str = ""  # the file that defines it
-    keeps: FrozenSet[str] = frozenset()  # parameters it never moves (nor hands to other code)
-    device_params: FrozenSet[str] = frozenset()  # parameters it moves tensors to
-    cuda_defaults: FrozenSet[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    keeps: frozenset[str] = frozenset()  # parameters it never moves (nor hands to other code)
+    device_params: frozenset[str] = frozenset()  # parameters it moves tensors to
+    cuda_defaults: frozenset[str] = frozenset()  # parameters whose default makes it call `.cuda()`
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
     owner: str = ""  # a class's `__init__`: the class it builds
 
@@ -83,7 +84,7 @@ class FunctionSummary:
 
 # What callers in other files pass to a file's functions: function name -> parameter -> the
 # arguments joined over every such call (None: some call's arguments cannot be matched).
-Incoming = Dict[str, Optional[Dict[str, Value]]]
+Incoming = dict[str, Optional[dict[str, Value]]]
 
 
 def informative(value: Value) -> bool:
@@ -93,7 +94,10 @@ def informative(value: Value) -> bool:
         return any(informative(v) for _, v in value.attrs)  # the run's options (`args.device`)
     if value.kind is Kind.MODULE and not value.neutral:
         return True  # a model, wherever it is: `model.to(device)` there puts it on the device
-    return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (Place.CPU, Place.DEVICE)
+    return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (
+        Place.CPU,
+        Place.DEVICE,
+    )
 
 
 Export = Union[ClassSummary, FunctionSummary, Value]
@@ -102,14 +106,14 @@ Export = Union[ClassSummary, FunctionSummary, Value]
 @dataclass
 class ModuleSummary:
     path: str
-    names: Dict[str, Export] = field(default_factory=dict)
+    names: dict[str, Export] = field(default_factory=dict)
 
 
 # (module, level, name) -> what that import binds, or None when it is not a project file's name
 Linker = Callable[[Optional[str], int, Optional[str]], Optional[Export]]
 
 
-def exported(value: Optional[Value], *, returned: bool = False, collated: bool = False, depth: int = 0) -> Value:
+def exported(value: Value | None, *, returned: bool = False, collated: bool = False, depth: int = 0) -> Value:
     """`value` as another file may see it: no evidence of this file, nothing this file's flow
     alone decided. `returned`: a function's result, which the caller can fix at its call when
     the function built it on the CPU. `collated`: a dataset's item, whose CPU tensors a loader
@@ -134,7 +138,12 @@ def exported(value: Optional[Value], *, returned: bool = False, collated: bool =
     if kind in (Kind.TENSOR, Kind.MODULE):
         if value.place is Place.DEVICE and not any(o.kind in ("module", "param") for o in value.origins):
             return replace(_bare(value), place=Place.DEVICE)
-        if value.place is Place.CPU and returned and value.origins and all(o.kind in MADE_BY_CALLEE for o in value.origins):
+        if (
+            value.place is Place.CPU
+            and returned
+            and value.origins
+            and all(o.kind in MADE_BY_CALLEE for o in value.origins)
+        ):
             origin = next(iter(value.origins))
             return replace(_bare(value), place=Place.CPU, origins=frozenset({Origin(origin.kind, origin.node)}))
         if value.place is Place.CPU and kind is Kind.TENSOR and collated:
@@ -151,27 +160,38 @@ def _bare(value: Value) -> Value:
 
 def _struct(value: Value, collated: bool, depth: int) -> Value:
     # items never keep evidence: only a whole value returned is re-made at the caller's call
-    items = tuple(exported(v, collated=collated, depth=depth + 1) for v in value.items) if value.items is not None else None
+    items = (
+        tuple(exported(v, collated=collated, depth=depth + 1) for v in value.items) if value.items is not None else None
+    )
     keys = tuple((k, exported(v, collated=collated, depth=depth + 1)) for k, v in value.keys) if value.keys else None
     element = exported(value.element, collated=collated, depth=depth + 1) if value.element is not None else None
     parts = [*(items or ()), *(v for _, v in keys or ())] or ([element] if element is not None else [])
     place = Place.NONE
-    origins: FrozenSet[Origin] = frozenset()
+    origins: frozenset[Origin] = frozenset()
     for part in parts:
         if part.kind in (Kind.TENSOR, Kind.STRUCT, Kind.MODULE):
             place = place.join(part.place)
             origins = origins | part.origins
     if place is Place.NONE:
         place = value.place if value.place is Place.CPU and not parts else Place.UNKNOWN
-    return Value(Kind.STRUCT, place, origins if place is not Place.UNKNOWN else frozenset(), items=items, keys=keys, element=element)
+    return Value(
+        Kind.STRUCT,
+        place,
+        origins if place is not Place.UNKNOWN else frozenset(),
+        items=items,
+        keys=keys,
+        element=element,
+    )
 
 
-def join_incoming(calls: Iterable[Tuple[FunctionSummary, Optional[Dict[str, Value]]]]) -> Dict[str, Dict[str, Dict[str, Value]]]:
+def join_incoming(
+    calls: Iterable[tuple[FunctionSummary, dict[str, Value] | None]],
+) -> dict[str, dict[str, dict[str, Value]]]:
     """The arguments of every cross-file call joined per callee (path -> function ->
     parameter), keeping the parameters every call agrees on something definite about; a
     function with a call whose arguments cannot be matched gets nothing."""
-    joined: Dict[str, Dict[str, Optional[Dict[str, Value]]]] = {}
-    counts: Dict[Tuple[str, str], int] = {}
+    joined: dict[str, dict[str, dict[str, Value] | None]] = {}
+    counts: dict[tuple[str, str], int] = {}
     for summary, arguments in calls:
         functions = joined.setdefault(summary.path, {})
         name_key = summary.key
@@ -186,8 +206,10 @@ def join_incoming(calls: Iterable[Tuple[FunctionSummary, Optional[Dict[str, Valu
         if previous is None:
             functions[name_key] = dict(arguments)
             continue
-        functions[name_key] = {name: join(previous[name], value) for name, value in arguments.items() if name in previous}
-    found: Dict[str, Dict[str, Dict[str, Value]]] = {}
+        functions[name_key] = {
+            name: join(previous[name], value) for name, value in arguments.items() if name in previous
+        }
+    found: dict[str, dict[str, dict[str, Value]]] = {}
     for path, functions in joined.items():
         for name, arguments in functions.items():
             kept = {p: v for p, v in (arguments or {}).items() if informative(v)}

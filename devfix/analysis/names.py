@@ -9,7 +9,7 @@ vocabulary (torch_api.py) reads. A mixin of Program: it reads the flow's recordi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -27,19 +27,19 @@ if TYPE_CHECKING:
 class NameFlow:
     """Name resolution for the flow of one file (a mixin of Program)."""
 
-    data: "Collected"
-    linker: Optional[Linker]
-    bound: Dict
-    module_env: Dict[str, Value]
-    classes: Dict[int, "ClassInfo"]
-    linked: Dict[int, Export]
-    linked_functions: Dict[int, FunctionSummary]
-    linked_class: Callable[[ClassSummary], "ClassInfo"]  # ClassFlow's: a project file's class, as this file sees it
+    data: Collected
+    linker: Linker | None
+    bound: dict
+    module_env: dict[str, Value]
+    classes: dict[int, ClassInfo]
+    linked: dict[int, Export]
+    linked_functions: dict[int, FunctionSummary]
+    linked_class: Callable[[ClassSummary], ClassInfo]  # ClassFlow's: a project file's class, as this file sees it
 
     def global_value(self, name: str, scope: Scope) -> Value:
         """A name not bound in the evaluated scope: an enclosing function's, a module global,
         an import, a builtin."""
-        current: Optional[Scope] = scope.visible_parent()
+        current: Scope | None = scope.visible_parent()
         while current is not None and current.kind != "module":
             if name in current.bindings:
                 return self._binding_value(current, name)
@@ -54,7 +54,7 @@ class NameFlow:
 
     def _binding_value(self, scope: Scope, name: str) -> Value:
         """The joined value of every binding of `name` in `scope` recorded so far."""
-        found: Optional[Value] = None
+        found: Value | None = None
         for binding in scope.bindings.get(name, ()):
             if (id(binding.node), name) in self.bound:
                 value = self.bound[(id(binding.node), name)]  # an import, linked or not, or an assignment
@@ -67,7 +67,7 @@ class NameFlow:
             found = join(found, value) if found is not None else value
         return found or UNKNOWN
 
-    def imported_as(self, name: str, scope: Scope) -> List[str]:
+    def imported_as(self, name: str, scope: Scope) -> list[str]:
         """What `name` is imported as in some binding, when other bindings make it ambiguous
         (`try: from tqdm import tqdm` / `except ImportError: def tqdm(...)`)."""
         return [b.qualname for b in scope.lookup(name) or () if b.kind == "import" and b.qualname]
@@ -93,7 +93,11 @@ class NameFlow:
             name = dotted_name(alias.name)
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            local = (
+                alias.asname.name.value
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                else name
+            )
             export = self.linker(module, level, name) if self.linker is not None else None
             if export is not None:
                 value = self.link_value(export)
@@ -104,7 +108,7 @@ class NameFlow:
             frame.env[local] = value
             self.bound[(id(node), local)] = value
 
-    def _bind_star(self, frame: Frame, module: Optional[str], level: int) -> None:
+    def _bind_star(self, frame: Frame, module: str | None, level: int) -> None:
         """`from .models import *` of a project file: the names its summary exports."""
         if self.linker is None:
             return
@@ -128,7 +132,7 @@ class NameFlow:
             return Value(Kind.OTHER, Place.UNKNOWN, ref=export.node)
         return export
 
-    def linked_qual(self, qual: str) -> Optional[Value]:
+    def linked_qual(self, qual: str) -> Value | None:
         """`utils.train` after `import utils`, when `utils` is a project file."""
         if self.linker is None or "." not in qual:
             return None

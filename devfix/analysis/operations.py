@@ -8,7 +8,7 @@ Calls are in `calls.py`, which builds on these.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- small builders ----------------------------------------------------------------------------
-def struct(items=None, keys=None, element: Optional[Value] = None) -> Value:
+def struct(items=None, keys=None, element: Value | None = None) -> Value:
     """A tuple, list or dict. Its place is where its tensors live: a sample index or a label
     string next to the tensors of a batch says nothing about the batch's device."""
     values = list(items or ()) + [v for _, v in keys or ()]
@@ -43,7 +43,7 @@ def struct(items=None, keys=None, element: Optional[Value] = None) -> Value:
     return Value(Kind.STRUCT, place, origins, items=items, keys=keys, element=element)
 
 
-def string_of(node: cst.CSTNode) -> Optional[str]:
+def string_of(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.SimpleString):
         try:
             value = node.evaluated_value
@@ -63,7 +63,7 @@ def entered(value: Value) -> Value:
     return value if value.kind in (Kind.TENSOR, Kind.MODULE, Kind.STRUCT) else UNKNOWN
 
 
-def is_no_grad_context(frame: "Frame", node: cst.BaseExpression, value: Value) -> bool:
+def is_no_grad_context(frame: Frame, node: cst.BaseExpression, value: Value) -> bool:
     qual = value.qual
     if isinstance(node, cst.Call):
         qual = frame.program.values.get(id(node.func), UNKNOWN).qual
@@ -73,12 +73,19 @@ def is_no_grad_context(frame: "Frame", node: cst.BaseExpression, value: Value) -
 
 
 # -- attributes ----------------------------------------------------------------------------------
-def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
+def attribute(frame: Frame, node: cst.Attribute, base: Value) -> Value:
     name = node.attr.value
     if base.qual is not None:
         qual = f"{base.qual}.{name}"
         if qual in api.CUDA_TENSOR_TYPES:
-            return Value(Kind.DEVICE, Place.DEVICE, frozenset({Origin("cuda-type", node)}), qual=qual, flag="hard", tensor_type=True)
+            return Value(
+                Kind.DEVICE,
+                Place.DEVICE,
+                frozenset({Origin("cuda-type", node)}),
+                qual=qual,
+                flag="hard",
+                tensor_type=True,
+            )
         if qual in api.CPU_TENSOR_TYPES:
             return Value(Kind.DEVICE, Place.CPU, qual=qual, flag="constant", tensor_type=True)
         linked = frame.program.linked_qual(qual)  # `utils.train` after `import utils`, a project file
@@ -90,7 +97,9 @@ def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
         if name == "device":
             return Value(Kind.DEVICE, base.place, base.origins, flag="relative")
         if name == "is_cuda":  # never true on a machine without CUDA
-            return condition(True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), False, "available")
+            return condition(
+                True if base.place is Place.DEVICE else (False if base.place is Place.CPU else None), False, "available"
+            )
         if name in api.NON_TENSOR_ATTRIBUTES:
             return HOST
         if base.member:
@@ -122,7 +131,7 @@ def attribute(frame: "Frame", node: cst.Attribute, base: Value) -> Value:
 
 
 # -- subscripts ----------------------------------------------------------------------------------
-def subscript(frame: "Frame", node: cst.Subscript, base: Value) -> Value:
+def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     indices = []
     sliced = False
     for element in node.slice:
@@ -137,14 +146,20 @@ def subscript(frame: "Frame", node: cst.Subscript, base: Value) -> Value:
         for index_node, index in indices:
             if index.kind is Kind.TENSOR and not index.scalar:
                 frame.program.meet(node, "index", [(node.value, base), (index_node, index)], detail="subscript")
-        if sliced and base.place is Place.CPU and frame.loops and not base.member and not frame.program.made_in(base, frame.loops[-1]):
+        if (
+            sliced
+            and base.place is Place.CPU
+            and frame.loops
+            and not base.member
+            and not frame.program.made_in(base, frame.loops[-1])
+        ):
             # a batch sliced from data made before the loop: moved where it is sliced
             origin = Origin("slice", node, loop=frame.loops[-1])
             return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), grad=base.grad)
         return replace(base, member=False, scalar=False)
     if base.kind is Kind.STRUCT:
         if len(indices) == 1 and not sliced:
-            key_node, key = indices[0]
+            key_node, _key = indices[0]
             if base.items is not None and isinstance(key_node, cst.Integer):
                 position = int(key_node.value, 0)
                 if -len(base.items) <= position < len(base.items):
@@ -180,7 +195,7 @@ def program_member(module: Value) -> Value:
 
 
 # -- operators -------------------------------------------------------------------------------------
-def arithmetic(frame: "Frame", node: cst.CSTNode, left: Value, right: Value, left_node, right_node) -> Value:
+def arithmetic(frame: Frame, node: cst.CSTNode, left: Value, right: Value, left_node, right_node) -> Value:
     left, right = _number(left), _number(right)
     if left.kind is Kind.TENSOR and right.kind is Kind.TENSOR:
         if isinstance(getattr(node, "operator", None), cst.MatrixMultiply) or not (left.scalar or right.scalar):
@@ -210,10 +225,12 @@ def _with_other(tensor: Value, other: Value) -> Value:
 
 def _number(value: Value) -> Value:
     """`math.pi`, `np.e`, a constant of an imported module: a host number."""
-    return HOST if value.kind is Kind.OTHER and value.qual is not None and not value.qual.startswith("torch.") else value
+    return (
+        HOST if value.kind is Kind.OTHER and value.qual is not None and not value.qual.startswith("torch.") else value
+    )
 
 
-def compare(frame: "Frame", node: cst.Comparison, values: List[Value]) -> Value:
+def compare(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value:
     """Comparisons: tensors meet (`pred == y`); device checks give a truth on the GPU run."""
     operands = [node.left, *[t.comparator for t in node.comparisons]]
     tensors = [(n, v) for n, v in zip(operands, values) if v.kind is Kind.TENSOR]
@@ -233,19 +250,31 @@ def _gpu_count_test(node: cst.Comparison) -> Value:
         return HOST
     count, limit = 1, int(comparator.value, 0)
     operator = node.comparisons[0].operator
-    checks = {cst.GreaterThan: count > limit, cst.GreaterThanEqual: count >= limit, cst.Equal: count == limit,
-              cst.NotEqual: count != limit, cst.LessThan: count < limit, cst.LessThanEqual: count <= limit}
+    checks = {
+        cst.GreaterThan: count > limit,
+        cst.GreaterThanEqual: count >= limit,
+        cst.Equal: count == limit,
+        cst.NotEqual: count != limit,
+        cst.LessThan: count < limit,
+        cst.LessThanEqual: count <= limit,
+    }
     result = checks.get(type(operator))
     if result is None or (result and limit > 0 and type(operator) in (cst.Equal,)):
         return HOST
     if limit >= 1 and type(operator) in (cst.GreaterThan, cst.GreaterThanEqual) and not result:
         return HOST  # more than one GPU: the program may run on either kind of machine
-    without = {cst.GreaterThan: 0 > limit, cst.GreaterThanEqual: 0 >= limit, cst.Equal: 0 == limit,
-               cst.NotEqual: 0 != limit, cst.LessThan: 0 < limit, cst.LessThanEqual: 0 <= limit}.get(type(operator))
+    without = {
+        cst.GreaterThan: limit < 0,
+        cst.GreaterThanEqual: limit <= 0,
+        cst.Equal: limit == 0,
+        cst.NotEqual: limit != 0,
+        cst.LessThan: limit > 0,
+        cst.LessThanEqual: limit >= 0,
+    }.get(type(operator))
     return condition(result, without, "available")
 
 
-def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
+def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
     """`device.type == "cuda"`, `device != "cpu"`, `args.gpu is not None`, `args.ngpu > 0`:
     true or false on a GPU machine, and why (the device's or the option's flag)."""
     if len(node.comparisons) != 1:
@@ -256,7 +285,9 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
     unequal = isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn))
     for this, other in ((left, right), (right, left)):
         place = _named_place(this)
-        said = other.text.split(":")[0].lower() if other.kind is Kind.HOST and other.text and other.flag is None else None
+        said = (
+            other.text.split(":")[0].lower() if other.kind is Kind.HOST and other.text and other.flag is None else None
+        )
         said = "cuda" if said == "gpu" else said  # `--mode GPU`: the option's own spelling
         if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
             continue
@@ -268,17 +299,24 @@ def _device_test(node: cst.Comparison, values: List[Value]) -> Value:
         elif this.flag in ("hard", "constant"):
             on_cpu = truth
         return condition(truth, on_cpu, this.flag)
-    if left.flag in ("choice", "available") and isinstance(operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)):
+    if left.flag in ("choice", "available") and isinstance(
+        operator, (cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)
+    ):
         return condition(True, False, left.flag)  # `args.gpu is not None`: the user asked for a GPU
-    if _names_device_type(node.left) and right.kind is Kind.HOST and right.text in ("cuda", "cpu") and right.flag is None:
+    if (
+        _names_device_type(node.left)
+        and right.kind is Kind.HOST
+        and right.text in ("cuda", "cpu")
+        and right.flag is None
+    ):
         # `device.type == "cuda"` of a device devfix cannot follow: whatever it is, the body
         # only runs where the program was given a CUDA device, which a CPU-only machine lacks
-        if equal and right.text == "cuda" or unequal and right.text == "cpu":
+        if (equal and right.text == "cuda") or (unequal and right.text == "cpu"):
             return condition(None, False, "relative")
     return HOST
 
 
-def option_test(node: cst.Comparison) -> Optional[Value]:
+def option_test(node: cst.Comparison) -> Value | None:
     """`args.num_gpu == 1`, `len(opt.gpu_ids) > 0`, `args.gpu >= 0`, `opt.ngpu == 0`: a GPU
     option compared with 0, 1 or -1 says whether the user chose a GPU (a count of one, or an
     index); on a CPU-only machine the user chooses none. None for any other comparison."""
@@ -305,7 +343,7 @@ def _names_device_type(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "type"
 
 
-def _named_place(value: Value) -> Optional[Place]:
+def _named_place(value: Value) -> Place | None:
     """Where a device value points: a `torch.device`, or the `.type` string of one (which
     carries the device's flag, unlike a string literal)."""
     if value.kind is Kind.DEVICE:
@@ -316,7 +354,7 @@ def _named_place(value: Value) -> Optional[Place]:
     return None
 
 
-def comprehension(frame: "Frame", node) -> Value:
+def comprehension(frame: Frame, node) -> Value:
     """`[t.to(device) for t in batch]`, `{k: v.to(device) for k, v in batch.items()}`."""
     program = frame.program
     saved = frame.snapshot()
@@ -338,7 +376,7 @@ def comprehension(frame: "Frame", node) -> Value:
 
 
 # -- iteration ------------------------------------------------------------------------------------------
-def iterate(frame: "Frame", iterable: Value, loop: cst.CSTNode) -> Value:
+def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
     """The value each iteration binds."""
     if iterable.kind is Kind.LOADER:
         if iterable.obj is not None:
@@ -356,18 +394,28 @@ def iterate(frame: "Frame", iterable: Value, loop: cst.CSTNode) -> Value:
     return UNKNOWN
 
 
-def batch_of(element: Value, source: Optional[int]) -> Value:
+def batch_of(element: Value, source: int | None) -> Value:
     """What one iteration over a loader yields: CPU tensors carry a "batch" origin naming the
     loader; the loop (or unpacking) that binds them names the variable the fix moves."""
     if element.place is not Place.CPU:
         return element
     origin = Origin("batch", element_marker, source=source)
-    items = tuple(batch_of(item, source) if item.kind in (Kind.TENSOR, Kind.STRUCT) else item for item in element.items) if element.items is not None else None
-    keys = tuple((k, batch_of(v, source) if v.kind in (Kind.TENSOR, Kind.STRUCT) else v) for k, v in element.keys) if element.keys else None
-    inner = batch_of(element.element, source) if element.element is not None and element.element is not element else element.element
+    items = (
+        tuple(batch_of(item, source) if item.kind in (Kind.TENSOR, Kind.STRUCT) else item for item in element.items)
+        if element.items is not None
+        else None
+    )
+    keys = (
+        tuple((k, batch_of(v, source) if v.kind in (Kind.TENSOR, Kind.STRUCT) else v) for k, v in element.keys)
+        if element.keys
+        else None
+    )
+    inner = (
+        batch_of(element.element, source)
+        if element.element is not None and element.element is not element
+        else element.element
+    )
     return replace(element, origins=frozenset({origin}), items=items, keys=keys, element=inner)
 
 
 element_marker = cst.Name("batch")  # the node of a batch origin not yet bound to a variable
-
-

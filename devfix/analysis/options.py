@@ -7,7 +7,7 @@ The flow binds `args.<dest>` to these values (Program.parser_method).
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Set, Tuple
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -18,10 +18,10 @@ NEGATIVE_WORDS = ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "us
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
 
-def collect_options(calls: Iterable[cst.Call]) -> Tuple[Dict[str, Value], Set[str]]:
+def collect_options(calls: Iterable[cst.Call]) -> tuple[dict[str, Value], set[str]]:
     """Every `add_argument(...)` of the file: its value by dest, and the dests that hold a GPU index."""
-    options: Dict[str, Value] = {}
-    index_options: Set[str] = set()
+    options: dict[str, Value] = {}
+    index_options: set[str] = set()
     for call in calls:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
@@ -39,7 +39,9 @@ def collect_options(calls: Iterable[cst.Call]) -> Tuple[Dict[str, Value], Set[st
 
 
 def _keyword_string(call: cst.Call, keyword: str):
-    return next((operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    return next(
+        (operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None
+    )
 
 
 def _chooses_a_device(call: cst.Call) -> bool:
@@ -70,7 +72,7 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     lowered = dest.lower()
     negative = any(word in lowered for word in NEGATIVE_WORDS) or lowered == "cpu"
     positive = any(word in lowered for word in POSITIVE_WORDS)
-    if "device" in lowered and not positive or _chooses_a_device(call):
+    if ("device" in lowered and not positive) or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
     if negative and _keyword_string(call, "action") == "store_true":
         return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU

@@ -17,7 +17,7 @@ plain tensor attribute of a module (DEV012).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Optional
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from devfix.analysis.program import Program
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Meeting, Origin, Place, takes_part
 
-OriginKey = Tuple[str, int, Optional[str], int]
+OriginKey = tuple[str, int, Optional[str], int]
 
 
 def origin_key(origin: Origin) -> OriginKey:
@@ -39,8 +39,8 @@ class Move:
     origin: Origin
     rule: str
     component: int
-    meetings: List[Meeting] = field(default_factory=list)  # the conflicts and meetings that need it
-    evidence: List[Origin] = field(default_factory=list)  # what is on the device in those meetings
+    meetings: list[Meeting] = field(default_factory=list)  # the conflicts and meetings that need it
+    evidence: list[Origin] = field(default_factory=list)  # what is on the device in those meetings
     fixable: bool = True
     reason: str = ""  # why its component is not fixed
 
@@ -49,21 +49,21 @@ class Plan:
     def __init__(self, tree: Tree, program: Program) -> None:
         self.tree = tree
         self.program = program
-        self.moves: Dict[OriginKey, Move] = {}
-        self.host_uses: Dict[OriginKey, List[Meeting]] = {}
+        self.moves: dict[OriginKey, Move] = {}
+        self.host_uses: dict[OriginKey, list[Meeting]] = {}
         self._build()
 
-    def by_rule(self, code: str) -> List[Move]:
+    def by_rule(self, code: str) -> list[Move]:
         found = [move for move in self.moves.values() if move.rule == code]
         return sorted(found, key=lambda move: self.tree.order(move.origin.node))
 
-    def move_of(self, origin: Origin) -> Optional[Move]:
+    def move_of(self, origin: Origin) -> Move | None:
         return self.moves.get(origin_key(origin))
 
     # -- building ------------------------------------------------------------------------------------
     def _build(self) -> None:
-        index: Dict[OriginKey, List[Meeting]] = {}
-        origins: Dict[OriginKey, Origin] = {}
+        index: dict[OriginKey, list[Meeting]] = {}
+        origins: dict[OriginKey, Origin] = {}
         for meeting in self.program.meetings.values():
             if meeting.kind == "host":
                 for _, value in meeting.operands:
@@ -88,10 +88,10 @@ class Plan:
                 self._report_unplaced(seed, component, members)
             self._decide(members)
 
-    def _spread(self, start: List[OriginKey], index, origins, component: int) -> List[Move]:
-        members: List[Move] = []
+    def _spread(self, start: list[OriginKey], index, origins, component: int) -> list[Move]:
+        members: list[Move] = []
         queue = list(start)
-        seen: Set[OriginKey] = set()
+        seen: set[OriginKey] = set()
         while queue:
             key = queue.pop()
             if key in seen or key in self.moves:
@@ -115,12 +115,12 @@ class Plan:
             move.evidence = list(dict.fromkeys(evidence))
         return members
 
-    def _report_unplaced(self, meeting: Meeting, component: int, members: List[Move]) -> None:
+    def _report_unplaced(self, meeting: Meeting, component: int, members: list[Move]) -> None:
         for move in members:
             move.fixable = False
             move.reason = "another value it meets is on the CPU for a reason devfix cannot change"
 
-    def _decide(self, members: List[Move]) -> None:
+    def _decide(self, members: list[Move]) -> None:
         """A component is fixed whole or not at all."""
         problems = []
         for move in members:
@@ -191,9 +191,9 @@ _UNFIXABLE = {
 }
 
 
-def _origins_at(meeting: Meeting, place: Place) -> List[Origin]:
+def _origins_at(meeting: Meeting, place: Place) -> list[Origin]:
     """Where the meeting's operands (and called module) that live at `place` got there."""
-    found: List[Origin] = []
+    found: list[Origin] = []
     for _, value in meeting.operands:
         if takes_part(value) and value.place is place:
             found.extend(value.origins)

@@ -17,64 +17,47 @@ Everything rules read is recorded here: `values` (each expression), `bound` (eac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.callers import kept_defaults
-from devfix.analysis.collect import Collected
-from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.classes import ClassFlow, ClassInfo
+from devfix.analysis.collect import Collected
 from devfix.analysis.evaluate import Frame
+from devfix.analysis.functions import FunctionFlow, FunctionInfo
 from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
-from devfix.analysis.scopes import Scope
 from devfix.analysis.tree import displayed_by_their_cells, first_failure, imports_torch
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join, join_slots, members
+from devfix.analysis.values import (
+    HOST,
+    UNKNOWN,
+    Kind,
+    Meeting,
+    Origin,
+    Place,
+    Slot,
+    Value,
+    constant,
+    join,
+    join_slots,
+    members,
+)
 
 MAX_PASSES = 4
-Args = List[Tuple[cst.Arg, Value]]
-
-
-
-
-@dataclass(eq=False)
-class FunctionInfo:
-    node: cst.FunctionDef
-    scope: Scope
-    klass: Optional[ClassInfo] = None
-    self_name: Optional[str] = None
-    world: str = "program"
-    args: Dict[str, Value] = field(default_factory=dict)  # joined over the call sites of the previous pass
-    pending: Dict[str, Value] = field(default_factory=dict)  # call sites of this pass
-    calls: int = 0
-    pending_calls: int = 0
-    returns: Optional[Value] = None
-    param_moves: Dict[str, Slot] = field(default_factory=dict)  # module parameters moved in place, with the evidence
-    module_inputs: Set[str] = field(default_factory=set)  # module world: parameters shown to meet the weights
-    moves_params: Set[str] = field(default_factory=set)  # parameters the function moves itself
-    host_params: Set[str] = field(default_factory=set)  # parameters it keeps on the host (pack lengths, NumPy)
-
-    @property
-    def name(self) -> str:
-        return self.node.name.value
-
-    def parameters(self) -> List[cst.Param]:
-        params = self.node.params
-        return [*params.posonly_params, *params.params, *params.kwonly_params]
+Args = list[tuple[cst.Arg, Value]]
 
 
 @dataclass(eq=False)
 class LoaderInfo:
     call: cst.Call
     dataset: Value
-    dataset_node: Optional[cst.CSTNode]
-    pin: Optional[cst.Arg]
+    dataset_node: cst.CSTNode | None
+    pin: cst.Arg | None
     workers: bool
     spread: bool
     collate: bool
@@ -84,13 +67,21 @@ class LoaderInfo:
 class OptimizerInfo:
     call: cst.Call
     qual: str
-    module: Optional[Value]  # the module whose parameters it gets, with its place at construction
+    module: Value | None  # the module whose parameters it gets, with its place at construction
 
 
-class Program(NameFlow, ClassFlow):
-    def __init__(self, data: Collected, assume_unmoved: frozenset = frozenset(), assume_discarded_assigned: bool = False,
-                 linker: Optional[Linker] = None, incoming: Optional[Dict[str, Dict[str, Value]]] = None, path: str = "",
-                 view: ProjectView = ProjectView()) -> None:
+class Program(NameFlow, ClassFlow, FunctionFlow):
+    def __init__(
+        self,
+        data: Collected,
+        assume_unmoved: frozenset = frozenset(),
+        assume_discarded_assigned: bool = False,
+        linker: Linker | None = None,
+        incoming: dict[str, dict[str, Value]] | None = None,
+        path: str = "",
+        view: ProjectView | None = None,
+    ) -> None:
+        view = view or ProjectView()
         self.data = data
         self.path = path
         # Top-level functions nothing in the run refers to (project.py): they never run (reach.py).
@@ -111,61 +102,63 @@ class Program(NameFlow, ClassFlow):
         self.incoming = incoming or {}
         # The project's other files, as their summaries say (linking.py); None for a lone file.
         self.linker = linker
-        self.linked_functions: Dict[int, FunctionSummary] = {}
-        self.linked: Dict[int, Export] = {}  # the node of each linked class or function -> its summary
+        self.linked_functions: dict[int, FunctionSummary] = {}
+        self.linked: dict[int, Export] = {}  # the node of each linked class or function -> its summary
         # DEV011 turns `x.to(device)` alone on a line into `x = x.to(device)`: evaluate it so.
         self.assume_discarded_assigned = assume_discarded_assigned
         # What-if evaluation: these `.to(...)`/`.cuda()` calls are taken as if removed (DEV006
         # asks what the program looks like once a dataset's transfers leave it).
         self.assume_unmoved = assume_unmoved
         self.module = data.module
-        self.functions: Dict[int, FunctionInfo] = {}
-        self.classes: Dict[int, ClassInfo] = {}
-        self.options: Dict[str, Value] = {}  # argparse options by dest (options.py)
-        self.index_options: Set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
-        self.module_env: Dict[str, Value] = {}
-        self.module_heap: Dict[int, Slot] = {}
-        self.heap_writes: Dict[int, List[Slot]] = {}  # in-place moves of each module, anywhere
-        self.children: Dict[int, List[int]] = {}
+        self.functions: dict[int, FunctionInfo] = {}
+        self.classes: dict[int, ClassInfo] = {}
+        self.options: dict[str, Value] = {}  # argparse options by dest (options.py)
+        self.index_options: set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
+        self.module_env: dict[str, Value] = {}
+        self.module_heap: dict[int, Slot] = {}
+        self.heap_writes: dict[int, list[Slot]] = {}  # in-place moves of each module, anywhere
+        self.children: dict[int, list[int]] = {}
         # the project classes of the modules given to a module's `__init__`, by (init, parameter):
         # `Seq2Seq(Encoder(), device)` holds an Encoder (None: modules of several classes)
-        self.init_modules: Dict[Tuple[int, str], Optional[cst.ClassDef]] = {}
-        self._imports_torch: Optional[bool] = None
+        self.init_modules: dict[tuple[int, str], cst.ClassDef | None] = {}
+        self._imports_torch: bool | None = None
         self.displayed_lines = displayed_by_their_cells(self.module)  # a notebook cell's shown last lines
         self.default_device_changed = False
         self.constructing = False
-        self.call_sites_seen: Dict[int, List[cst.Call]] = {}  # the call sites of the previous pass
+        self.call_sites_seen: dict[int, list[cst.Call]] = {}  # the call sites of the previous pass
         self._reset()
         self._collect_definitions()
 
     def _reset(self) -> None:
         """Recordings of one pass (the last pass's stand)."""
-        self.values: Dict[int, Value] = {}
-        self.bound: Dict[Tuple[int, str], Value] = {}
-        self.meetings: Dict[int, Meeting] = {}
-        self.loaders: Dict[int, LoaderInfo] = {}
-        self.loader_loops: Dict[int, List[cst.CSTNode]] = {}  # loops that bind a loader's CPU batches
-        self.loaders_iterated: Set[int] = set()  # loaders some code of this file iterates
-        self.loaders_escaped: Set[int] = set()  # loaders handed to code devfix cannot see
-        self.loop_iterables: Dict[int, Value] = {}
-        self.optimizers: List[OptimizerInfo] = []
-        self.optimizer_loads: List[Tuple[cst.Call, Value]] = []  # `opt.load_state_dict(...)`: its module, placed then
-        self.loads: List[Tuple[cst.Call, Args]] = []
-        self.saves: List[Tuple[cst.Call, Value]] = []
-        self._device_params: Dict[int, FrozenSet[str]] = {}
-        self._cuda_defaults: Dict[int, FrozenSet[str]] = {}
-        self.gpu_only_calls: List[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
-        self.batch_accesses: Dict[Tuple[int, str], Set[str]] = {}
-        self.constructed: Dict[int, Value] = {}
-        self.ctc_losses: Set[int] = set()  # CTC losses built here: their lengths stay on the CPU
-        self.module_moves: List[Tuple[cst.Call, Value, Place]] = []
-        self.built_classes: Dict[int, ClassInfo] = {}  # the project classes whose modules the program builds
-        self.tensor_moves: List[Tuple[cst.Call, Value, Place]] = []  # `x.to(d)` on tensors: the call, the receiver, where to
-        self.datasets: Dict[int, Tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
-        self.call_sites: Dict[int, List[cst.Call]] = {}  # FunctionDef id -> the calls of it
-        self.discarded_moves: List[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
-        self.linked_calls: List[Tuple[FunctionSummary, Optional[Dict[str, Value]]]] = []  # calls of other files' functions
-        self.evaluated: Set[int] = set()
+        self.values: dict[int, Value] = {}
+        self.bound: dict[tuple[int, str], Value] = {}
+        self.meetings: dict[int, Meeting] = {}
+        self.loaders: dict[int, LoaderInfo] = {}
+        self.loader_loops: dict[int, list[cst.CSTNode]] = {}  # loops that bind a loader's CPU batches
+        self.loaders_iterated: set[int] = set()  # loaders some code of this file iterates
+        self.loaders_escaped: set[int] = set()  # loaders handed to code devfix cannot see
+        self.loop_iterables: dict[int, Value] = {}
+        self.optimizers: list[OptimizerInfo] = []
+        self.optimizer_loads: list[tuple[cst.Call, Value]] = []  # `opt.load_state_dict(...)`: its module, placed then
+        self.loads: list[tuple[cst.Call, Args]] = []
+        self.saves: list[tuple[cst.Call, Value]] = []
+        self._device_params: dict[int, frozenset[str]] = {}
+        self._cuda_defaults: dict[int, frozenset[str]] = {}
+        self.gpu_only_calls: list[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
+        self.batch_accesses: dict[tuple[int, str], set[str]] = {}
+        self.constructed: dict[int, Value] = {}
+        self.ctc_losses: set[int] = set()  # CTC losses built here: their lengths stay on the CPU
+        self.module_moves: list[tuple[cst.Call, Value, Place]] = []
+        self.built_classes: dict[int, ClassInfo] = {}  # the project classes whose modules the program builds
+        self.tensor_moves: list[
+            tuple[cst.Call, Value, Place]
+        ] = []  # `x.to(d)` on tensors: the call, the receiver, where to
+        self.datasets: dict[int, tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
+        self.call_sites: dict[int, list[cst.Call]] = {}  # FunctionDef id -> the calls of it
+        self.discarded_moves: list[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
+        self.linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = []  # calls of other files' functions
+        self.evaluated: set[int] = set()
 
     # -- definitions -------------------------------------------------------------------------------
     def _collect_definitions(self) -> None:
@@ -177,7 +170,7 @@ class Program(NameFlow, ClassFlow):
         self.options, self.index_options = collect_options(self.data.calls)
 
     # -- names: what a name is bound to, imports and linked project files (names.py) --
-    def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: Optional[cst.CSTNode]) -> Value:
+    def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: cst.CSTNode | None) -> Value:
         """A batch (or part of one) bound to a variable: the fix moves it under that name, where
         the loop (or the `x, y = batch` line, or `x, y = next(it)`) binds it."""
         if value.place is not Place.CPU or not value.origins:
@@ -206,13 +199,18 @@ class Program(NameFlow, ClassFlow):
                 self.batch_accesses.setdefault((id(origin.binder), origin.name), set()).add(how)
 
     # -- meetings ------------------------------------------------------------------------------------
-    def meet(self, node: cst.CSTNode, kind: str, operands, module: Optional[Value] = None, detail: str = "") -> None:
+    def meet(self, node: cst.CSTNode, kind: str, operands, module: Value | None = None, detail: str = "") -> None:
         if self.constructing:
             return  # a module's own construction: every weight is still on the CPU, nothing can clash
         meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
         previous = self.meetings.get(id(node))
-        if previous is not None and previous.conflict() and not meeting.conflict() and _only_vaguer(previous, meeting) \
-                and not self._in_module_world(node):
+        if (
+            previous is not None
+            and previous.conflict()
+            and not meeting.conflict()
+            and _only_vaguer(previous, meeting)
+            and not self._in_module_world(node)
+        ):
             # a program's loop: its next pass joins what its first pass met
             # (`acc = torch.cat([acc, out])` after `acc = torch.tensor([])`), and the first pass
             # has already failed. (A module's own methods keep DEV007's single-pass view.)
@@ -231,7 +229,8 @@ class Program(NameFlow, ClassFlow):
         """Module world: a method parameter that meets the module's own weights is an input
         living on the module's device."""
         device = (meeting.module is not None and meeting.module.place is Place.DEVICE) or any(
-            v.place is Place.DEVICE for _, v in meeting.operands)
+            v.place is Place.DEVICE for _, v in meeting.operands
+        )
         if not device or meeting.kind == "host":
             return
         for node, value in meeting.operands:
@@ -241,8 +240,16 @@ class Program(NameFlow, ClassFlow):
                     function.module_inputs.add(node.value)
 
     # -- modules ---------------------------------------------------------------------------------------
-    def construct(self, frame: Frame, node: cst.Call, *, neutral: bool, place: Place = Place.CPU, cls: Optional[ClassInfo] = None,
-                  children: Tuple[int, ...] = ()) -> Value:
+    def construct(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        *,
+        neutral: bool,
+        place: Place = Place.CPU,
+        cls: ClassInfo | None = None,
+        children: tuple[int, ...] = (),
+    ) -> Value:
         obj = id(node)
         origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
         value = Value(Kind.MODULE, place, origins, obj=obj, neutral=neutral, cls=cls.node if cls is not None else None)
@@ -278,11 +285,31 @@ class Program(NameFlow, ClassFlow):
                 frame.env[target.value] = moved  # `model.cpu()` on a parameter: moved in place all the same
             return moved
         if name in ("parameters", "named_parameters", "buffers"):
-            return Value(Kind.STRUCT, receiver.place, receiver.origins, bound=receiver,
-                         element=Value(Kind.TENSOR, receiver.place, receiver.origins, grad=True))
-        if name in ("train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "share_memory", "apply", "zero_grad", "type"):
+            return Value(
+                Kind.STRUCT,
+                receiver.place,
+                receiver.origins,
+                bound=receiver,
+                element=Value(Kind.TENSOR, receiver.place, receiver.origins, grad=True),
+            )
+        if name in (
+            "train",
+            "eval",
+            "float",
+            "double",
+            "half",
+            "bfloat16",
+            "requires_grad_",
+            "share_memory",
+            "apply",
+            "zero_grad",
+            "type",
+        ):
             return receiver
-        if name in ("load_state_dict", "state_dict", "register_buffer", "register_parameter") or name in api.MODULE_BOOKKEEPING:
+        if (
+            name in ("load_state_dict", "state_dict", "register_buffer", "register_parameter")
+            or name in api.MODULE_BOOKKEEPING
+        ):
             return HOST if name != "state_dict" else UNKNOWN
         if name == "forward" or name == "__call__":
             return calls.module_call(frame, node, receiver, args)
@@ -311,156 +338,27 @@ class Program(NameFlow, ClassFlow):
 
     def _project_method(self, name: str) -> bool:
         """A project class that the program builds defines a method `name`."""
-        return any(cls.method(name) is not None or cls.linked_method(name) is not None for cls in self.built_classes.values())
-
-    # -- calls of the file's functions ---------------------------------------------------------------------
-    def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
-        ref = callee.ref
-        if isinstance(ref, cst.ClassDef) and id(ref) in self.classes:
-            return self.instantiate(frame, node, self.classes[id(ref)], args)
-        if isinstance(ref, cst.FunctionDef) and id(ref) in self.functions:
-            return self.call_function(frame, node, self.functions[id(ref)], args, bound=callee.bound)
-        if isinstance(ref, cst.FunctionDef) and id(ref) in self.linked_functions:
-            # a function of another project file: what it may do to its arguments is unknown
-            # here; what it returns is what its summary says, made at this call
-            summary = self.linked_functions[id(ref)]
-            self.note_gpu_argument(node, args, summary.params, summary.device_params, summary.cuda_defaults,
-                                   summary.needs_gpu)
-            arguments = self.note_linked_call(summary, args)
-            for index, (arg, value) in enumerate(args):
-                name = calls.parameter_name(arg, index, summary.params)
-                if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
-                    frame.escape(value)
-            returns = summary.returns
-            return self._returned(frame, node, returns) if returns is not None else UNKNOWN
-        return UNKNOWN
-
-    def note_linked_call(self, summary: Optional[FunctionSummary], args: Args) -> Optional[Dict[str, Value]]:
-        """A call of another file's function (or class): what it passes, for that file."""
-        if summary is None:
-            return None
-        arguments = calls.linked_arguments(summary.params, args)
-        self.linked_calls.append((summary, arguments))
-        return arguments
-
-    def device_params(self, info: FunctionInfo) -> FrozenSet[str]:
-        """Parameters the function moves tensors or modules to (`z.to(current_device)`,
-        `x.cuda(gpu)`, `torch.zeros(..., device=dev)`): whatever a caller passes there is a
-        device."""
-        key = id(info.node)
-        if key not in self._device_params:
-            params = {p.name.value for p in info.parameters()}
-            found = set()
-            for call in self.data.within(self.data.calls, info.node):
-                func = call.func
-                for arg in call.args:
-                    target = arg.value
-                    if not isinstance(target, cst.Name) or target.value not in params:
-                        continue
-                    moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and arg.keyword is None
-                    if moved or arg.keyword is not None and arg.keyword.value == "device":
-                        found.add(target.value)
-            self._device_params[key] = frozenset(found)
-        return self._device_params[key]
-
-    def cuda_defaults(self, info: FunctionInfo) -> FrozenSet[str]:
-        """Parameters whose default makes the function call `.cuda()` (demands.py)."""
-        key = id(info.node)
-        if key not in self._cuda_defaults:
-            self._cuda_defaults[key] = cuda_default_params(self.data, info.node)
-        return self._cuda_defaults[key]
-
-    def note_gpu_argument(self, node: cst.Call, args: Args, params, device_params: FrozenSet[str],
-                          cuda_defaults: FrozenSet[str] = frozenset(), needs_gpu: bool = False, *, method: bool = False) -> None:
-        """A call that asks for a GPU whatever devfix does, like `torch.cuda.current_device()`:
-        `model.sample(144, 0)` where `sample` moves its result to that parameter,
-        `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
-        or a function of another file that needs a GPU itself (demands.py)."""
-        # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
-        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch and not method):
-            self.gpu_only_calls.append(node)
-
-    def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Optional[Value]) -> Value:
-        self.call_sites.setdefault(id(info.node), []).append(node)
-        params = info.parameters()
-        names = [p.name.value for p in params]
-        if info.self_name is not None and names and names[0] == info.self_name:
-            names = names[1:]
-        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_defaults(info))
-        star = any(arg.star for arg, _ in args)
-        if info.world == "program" and not star:
-            for index, (arg, value) in enumerate(args):
-                name = calls.parameter_name(arg, index, names)
-                if name is None or name not in names:
-                    continue
-                info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
-            info.pending_calls += 1
-        for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, names)
-            if value.kind is Kind.MODULE and name in info.param_moves:
-                frame.set_place(value.obj, *info.param_moves[name])
-            elif star or name is None:
-                frame.escape(value)
-        if info.world == "module" and bound is not None and bound.kind is Kind.MODULE:
-            if info.name in ("forward", "__call__"):
-                return calls.module_call(frame, node, bound, args)
-            if info.name == "__init__":
-                return HOST
-            if frame.world == "module":
-                # `self.v(s)` inside the module: what the method feeds to the weights meets them,
-                # and it returns what `self.init_hidden(n)` makes
-                self._meet_method_inputs(node, info, bound, args, names)
-                return info.returns or UNKNOWN
-            return self._module_method_result(frame, node, info, bound, args, names)
-        if info.returns is None:
-            return UNKNOWN
-        return self._returned(frame, node, info.returns)
-
-    def _module_method_result(self, frame: Frame, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: List[str]) -> Value:
-        """`model.generate(ids)`, `model.init_hidden(n)` from a program: the arguments the method
-        feeds to the module's weights meet them; what it returns lives where the method made it
-        (on the module's device, or on the CPU when it builds a tensor from nothing)."""
-        self._meet_method_inputs(node, info, module, args, names)
-        result = info.returns
-        if result is None:
-            return UNKNOWN
-        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
-            return replace(result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset())
-        return result
-
-    def _meet_method_inputs(self, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: List[str]) -> None:
-        inputs = []
-        for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, names)
-            if name in info.module_inputs and value.kind is Kind.TENSOR and not value.scalar:
-                inputs.append((arg.value, value))
-        if inputs:
-            self.meet(node, "call", inputs, module=module)
-
-    def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value:
-        """What a helper builds and returns is, for its caller, made at the call: a fix moves
-        it there (`build_model().to(device)`), never inside a function other callers share."""
-        if value.place is not Place.CPU or not value.origins or not all(o.kind in ("construct", "factory", "host") for o in value.origins):
-            return value
-        if value.kind is Kind.MODULE:
-            obj = id(call)
-            frame.heap[obj] = (Place.CPU, frozenset({Origin("construct", call)}))
-            return replace(value, origins=frozenset({Origin("construct", call)}), obj=obj)
-        if value.kind is Kind.TENSOR:
-            return replace(value, origins=frozenset({Origin("host", call, loop=frame.loops[-1] if frame.loops else None)}))
-        return value
+        return any(
+            cls.method(name) is not None or cls.linked_method(name) is not None for cls in self.built_classes.values()
+        )
 
     # -- data ------------------------------------------------------------------------------------------------
     def loader(self, frame: Frame, node: cst.Call, args: Args) -> Value:
-        dataset_arg = calls._keyword(args, "dataset") or (calls._positional(args)[0] if calls._positional(args) else None)
+        dataset_arg = calls._keyword(args, "dataset") or (
+            calls._positional(args)[0] if calls._positional(args) else None
+        )
         dataset = dataset_arg[1] if dataset_arg is not None else UNKNOWN
         pin = calls._keyword(args, "pin_memory")
         workers = calls._keyword(args, "num_workers")
         collate = calls._keyword(args, "collate_fn") is not None
         info = LoaderInfo(
-            node, dataset, dataset_arg[0].value if dataset_arg is not None else None, pin[0] if pin else None,
+            node,
+            dataset,
+            dataset_arg[0].value if dataset_arg is not None else None,
+            pin[0] if pin else None,
             workers is not None and not (isinstance(workers[0].value, cst.Integer) and workers[0].value.value == "0"),
-            any(arg.star == "**" for arg, _ in args), collate,
+            any(arg.star == "**" for arg, _ in args),
+            collate,
         )
         self.loaders[id(node)] = info
         if collate:
@@ -504,7 +402,7 @@ class Program(NameFlow, ClassFlow):
         """The module's statements that run: none after one that always raises NameError."""
         broken = self.first_failure
         statements = list(body)
-        return statements[:statements.index(broken)] if broken is not None else statements
+        return statements[: statements.index(broken)] if broken is not None else statements
 
     def run(self) -> None:
         previous = None
@@ -526,18 +424,22 @@ class Program(NameFlow, ClassFlow):
                 break
             previous = signature
 
-    def _function_order(self) -> List[FunctionInfo]:
+    def _function_order(self) -> list[FunctionInfo]:
         """Callers before callees where the file's own calls say so; the rest in file order."""
-        order: List[FunctionInfo] = []
-        seen: Set[int] = set()
-        by_name: Dict[str, List[FunctionInfo]] = {}
+        order: list[FunctionInfo] = []
+        seen: set[int] = set()
+        by_name: dict[str, list[FunctionInfo]] = {}
         for info in self.functions.values():
             by_name.setdefault(info.name, []).append(info)
-        callees: Dict[int, List[FunctionInfo]] = {}
+        callees: dict[int, list[FunctionInfo]] = {}
         owner_of = self._owner_function
-        roots: List[FunctionInfo] = []
+        roots: list[FunctionInfo] = []
         for call in self.data.calls:
-            name = call.func.value if isinstance(call.func, cst.Name) else (call.func.attr.value if isinstance(call.func, cst.Attribute) else None)
+            name = (
+                call.func.value
+                if isinstance(call.func, cst.Name)
+                else (call.func.attr.value if isinstance(call.func, cst.Attribute) else None)
+            )
             if name is None or name not in by_name:
                 continue
             owner = owner_of(call)
@@ -564,7 +466,7 @@ class Program(NameFlow, ClassFlow):
                         order.append(callee)
         return order
 
-    def _owner_function(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
+    def _owner_function(self, node: cst.CSTNode) -> FunctionInfo | None:
         parent = self.data.parent.get(id(node))
         while parent is not None:
             if isinstance(parent, cst.FunctionDef):
@@ -573,7 +475,7 @@ class Program(NameFlow, ClassFlow):
         return None
 
     def _evaluate_function(self, info: FunctionInfo) -> None:
-        env: Dict[str, Value] = {}
+        env: dict[str, Value] = {}
         heap = dict(self.module_heap)
         for obj, slots in self.heap_writes.items():
             # moved in place somewhere: at a function's start it may be on either side
@@ -629,14 +531,20 @@ class Program(NameFlow, ClassFlow):
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
             passed = self.arguments_of(info).get(name)  # from callers in other files, to a moved module
             if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
-                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("param", param, name=name, note="callers in other files")}))
+                return Value(
+                    Kind.TENSOR,
+                    Place.DEVICE,
+                    frozenset({Origin("param", param, name=name, note="callers in other files")}),
+                )
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
         known = self.arguments_of(info)
         if name in known:
             value = known[name]
             if not info.calls and value.place is Place.DEVICE and not value.origins:
                 # from callers in other files: the evidence here is the parameter they fill
-                return replace(value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")}))
+                return replace(
+                    value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")})
+                )
             return value
         kept = self.kept_defaults(info)
         if name in kept:
@@ -647,7 +555,7 @@ class Program(NameFlow, ClassFlow):
             return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
         return UNKNOWN
 
-    def kept_defaults(self, info: FunctionInfo) -> Dict[str, bool]:
+    def kept_defaults(self, info: FunctionInfo) -> dict[str, bool]:
         """The `True`/`False` defaults of a script function that no call in the run overrides."""
         if not self.callers_pass:
             return {}
@@ -661,12 +569,19 @@ class Program(NameFlow, ClassFlow):
         if info.self_name is not None and params and params[0].name.value == info.self_name:
             params = params[1:]
         positional = {id(p) for p in (*info.node.params.posonly_params, *info.node.params.params)}
-        spec = [(p.name.value, id(p) in positional,
-                 p.default.value == "True" if isinstance(p.default, cst.Name) and p.default.value in ("True", "False") else None)
-                for p in params]
+        spec = [
+            (
+                p.name.value,
+                id(p) in positional,
+                p.default.value == "True"
+                if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+                else None,
+            )
+            for p in params
+        ]
         return kept_defaults(spec, self.callers_pass.get(key))
 
-    def arguments_of(self, info: FunctionInfo) -> Dict[str, Value]:
+    def arguments_of(self, info: FunctionInfo) -> dict[str, Value]:
         """What the function's callers pass, by parameter: this file's call sites, or, for a
         top-level function no call of this file reaches, the callers in other files."""
         if info.calls:
@@ -674,8 +589,10 @@ class Program(NameFlow, ClassFlow):
                 # other files call it too, with what this file cannot see: a `True` one of this
                 # file's calls passes (`SegmentationLosses(cuda=True)` in a self-test) is not
                 # the value of the flag
-                return {name: UNKNOWN if value.kind is Kind.HOST and value.flag == "constant" else value
-                        for name, value in info.args.items()}
+                return {
+                    name: UNKNOWN if value.kind is Kind.HOST and value.flag == "constant" else value
+                    for name, value in info.args.items()
+                }
             return info.args
         if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
             return self.incoming[info.name]
@@ -695,7 +612,7 @@ class Program(NameFlow, ClassFlow):
             return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", klass.node)}), cls=klass.node)
         return Value(Kind.DATASET if klass.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=klass.node)
 
-    def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: Dict[str, Value]) -> None:
+    def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: dict[str, Value]) -> None:
         info.param_moves = {}
         for name, value in before.items():
             slot = frame.slot_of(value.obj) if value.kind is Kind.MODULE and value.obj is not None else None
@@ -711,17 +628,25 @@ class Program(NameFlow, ClassFlow):
             info.host_params = self._host_parameters(info)
             info.args = dict(info.pending)
             info.calls = info.pending_calls
-            parts.append((id(info.node), info.calls, tuple(sorted((k, _signature(v)) for k, v in info.args.items())),
-                          _signature(info.returns), tuple(sorted(info.module_inputs)), tuple(sorted(info.host_params)),
-                          tuple(sorted((k, int(v[0])) for k, v in info.param_moves.items()))))
+            parts.append(
+                (
+                    id(info.node),
+                    info.calls,
+                    tuple(sorted((k, _signature(v)) for k, v in info.args.items())),
+                    _signature(info.returns),
+                    tuple(sorted(info.module_inputs)),
+                    tuple(sorted(info.host_params)),
+                    tuple(sorted((k, int(v[0])) for k, v in info.param_moves.items())),
+                )
+            )
         for klass in self.classes.values():
             if klass.linked is not None:
                 continue  # a class of another file: its summary's attributes stand
-            attrs: Dict[str, Value] = {}
+            attrs: dict[str, Value] = {}
             writes_seen = {}
             for name, writes in klass.writes.items():
                 writes = self._tensor_or_none(klass, writes)
-                value: Optional[Value] = None
+                value: Value | None = None
                 for _, written in writes:
                     value = join(value, written) if value is not None else written
                 attrs[name] = value or UNKNOWN
@@ -730,16 +655,25 @@ class Program(NameFlow, ClassFlow):
             klass.writes_seen = writes_seen
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
-            parts.append((id(klass.node), klass.moves_inputs, tuple(sorted((k, _signature(v)) for k, v in attrs.items()))))
+            parts.append(
+                (id(klass.node), klass.moves_inputs, tuple(sorted((k, _signature(v)) for k, v in attrs.items())))
+            )
         parts.append(tuple(sorted((k, id(v)) for k, v in self.init_modules.items())))
         return tuple(parts)
 
 
-def _signature(value: Optional[Value]) -> tuple:
+def _signature(value: Value | None) -> tuple:
     if value is None:
         return ()
     items = tuple(_signature(v) for v in value.items) if value.items else ()
-    return (value.kind.value, int(value.place), value.obj, value.neutral, items, _signature(value.element) if value.element is not None and value.element is not value else ())
+    return (
+        value.kind.value,
+        int(value.place),
+        value.obj,
+        value.neutral,
+        items,
+        _signature(value.element) if value.element is not None and value.element is not value else (),
+    )
 
 
 def _retag(value: Value, origin: Origin) -> Value:
@@ -748,7 +682,9 @@ def _retag(value: Value, origin: Origin) -> Value:
         return value
     items = tuple(_retag(i, origin) for i in value.items) if value.items is not None else None
     keys = tuple((k, _retag(v, origin)) for k, v in value.keys) if value.keys else None
-    element = _retag(value.element, origin) if value.element is not None and value.element is not value else value.element
+    element = (
+        _retag(value.element, origin) if value.element is not None and value.element is not value else value.element
+    )
     origins = frozenset({origin}) if value.place is Place.CPU else value.origins
     return replace(value, origins=origins, items=items, keys=keys, element=element)
 

@@ -30,8 +30,8 @@ import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from devfix.analysis.callers import COMMENT, WORD, Passed, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
@@ -42,7 +42,9 @@ GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _TOP_NAME = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-_TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE)
+_TOP_IMPORT = re.compile(
+    rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE
+)
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
@@ -69,62 +71,84 @@ def _looks_up_by_name(data: bytes) -> bool:
 class ProjectView:
     """What the run's other files tell one file's analysis before any of them is parsed."""
 
-    unreferenced: FrozenSet[str] = frozenset()  # its top-level functions nothing in the run refers to
-    missing_modules: FrozenSet[str] = frozenset()  # project modules it imports that do not exist
-    gpu_only_users: FrozenSet[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
+    unreferenced: frozenset[str] = frozenset()  # its top-level functions nothing in the run refers to
+    missing_modules: frozenset[str] = frozenset()  # project modules it imports that do not exist
+    gpu_only_users: frozenset[str] = frozenset()  # its top-level classes and functions only GPU-only code uses
     imports_cuda_extension: bool = False  # it imports a CUDA extension the run builds: it needs a GPU
-    callers_pass: Dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
-    named_elsewhere: FrozenSet[str] = frozenset()  # its top-level classes and functions other files name
+    callers_pass: dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
+    named_elsewhere: frozenset[str] = frozenset()  # its top-level classes and functions other files name
 
 
 @dataclass(frozen=True)
 class ProjectFacts:
-    gpu_choice_files: FrozenSet[str] = frozenset()  # display paths of files that mention the variable
-    gpu_choice_functions: FrozenSet[str] = frozenset()  # names of functions whose body mentions it
-    index: Optional["ProjectIndex"] = None
-    summaries: Dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
-    unreferenced: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> dead top-level functions
-    components: Dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
-    gpu_only: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # filled by the engine (users.py)
-    missing: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
-    cuda_extensions: FrozenSet[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
-    unparseable: Set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
-    passed: Dict[str, Dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
-    elsewhere: Dict[str, FrozenSet[str]] = field(default_factory=dict)  # display path -> top-level names other files name
+    gpu_choice_files: frozenset[str] = frozenset()  # display paths of files that mention the variable
+    gpu_choice_functions: frozenset[str] = frozenset()  # names of functions whose body mentions it
+    index: ProjectIndex | None = None
+    summaries: dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
+    unreferenced: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> dead top-level functions
+    components: dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
+    gpu_only: dict[str, frozenset[str]] = field(default_factory=dict)  # filled by the engine (users.py)
+    missing: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
+    cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
+    unparseable: set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
+    passed: dict[str, dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
+    elsewhere: dict[str, frozenset[str]] = field(
+        default_factory=dict
+    )  # display path -> top-level names other files name
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
         either way) may set CUDA_VISIBLE_DEVICES. A script of another sub-project in the same
         repository runs in another process."""
         group = self.components.get(path)
-        return any(other != path and (group is None or self.components.get(other, group) == group) for other in self.gpu_choice_files)
+        return any(
+            other != path and (group is None or self.components.get(other, group) == group)
+            for other in self.gpu_choice_files
+        )
 
     @classmethod
-    def from_files(cls, files: List[Tuple[str, bytes]]) -> "ProjectFacts":
-        paths: Set[str] = set()
-        functions: Set[str] = set()
+    def from_files(cls, files: list[tuple[str, bytes]]) -> ProjectFacts:
+        paths: set[str] = set()
+        functions: set[str] = set()
         for path, data in files:
             if GPU_CHOICE_TEXT in data:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
         index = ProjectIndex([path for path, _ in files])
         components = import_components(files, index) if paths else {}
-        extensions = frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
+        extensions = frozenset(
+            name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data)
+        )
         defined = script_functions(files, index) if len(files) > 1 else {}
-        return cls(frozenset(paths), frozenset(functions), index, unreferenced=unreferenced_functions(files, index, defined),
-                   components=components, cuda_extensions=extensions, passed=callers_pass(files, index, defined),
-                   elsewhere=named_in_other_files(files))
+        return cls(
+            frozenset(paths),
+            frozenset(functions),
+            index,
+            unreferenced=unreferenced_functions(files, index, defined),
+            components=components,
+            cuda_extensions=extensions,
+            passed=callers_pass(files, index, defined),
+            elsewhere=named_in_other_files(files),
+        )
 
     def view(self, path: str, data: bytes) -> ProjectView:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
         users): the filesystem is asked about its imports once."""
         if path not in self.missing:
             several = self.index is not None and self.index.several
-            self.missing[path] = (self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
-                                  if several else frozenset())
-        return ProjectView(self.unreferenced.get(path, frozenset()), self.missing[path], self.gpu_only.get(path, frozenset()),
-                           imports_any(data, self.cuda_extensions) or imports_gpu_package(data), self.passed.get(path, {}),
-                           self.elsewhere.get(path, frozenset()))
+            self.missing[path] = (
+                self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
+                if several
+                else frozenset()
+            )
+        return ProjectView(
+            self.unreferenced.get(path, frozenset()),
+            self.missing[path],
+            self.gpu_only.get(path, frozenset()),
+            imports_any(data, self.cuda_extensions) or imports_gpu_package(data),
+            self.passed.get(path, {}),
+            self.elsewhere.get(path, frozenset()),
+        )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
         """`path` imports a project file analysed already (a helper module that never names
@@ -133,25 +157,25 @@ class ProjectFacts:
             return False
         return any(imported in self.summaries for imported in self.index.imports(path, data))
 
-    def linker(self, path: str) -> Optional[Linker]:
+    def linker(self, path: str) -> Linker | None:
         """What the imports of `path` bind, from the summaries of the files analysed so far."""
         index = self.index
         if index is None or not index.several:
             return None
 
-        def link(module: Optional[str], level: int, name: Optional[str]) -> Optional[Export]:
+        def link(module: str | None, level: int, name: str | None) -> Export | None:
             return index.lookup(self.summaries, path, module, level, name)
 
         return link
 
-    def analysis_order(self, files: List[Tuple[str, bytes]]) -> List[int]:
+    def analysis_order(self, files: list[tuple[str, bytes]]) -> list[int]:
         """Indices of `files`, each after the project files it imports (cycles broken where
         met, in the given order): an importer's analysis reads its imports' summaries."""
         if self.index is None:
             return list(range(len(files)))
         return _depth_first(self._needs(files))
 
-    def groups(self, files: List[Tuple[str, bytes]]) -> List[List[int]]:
+    def groups(self, files: list[tuple[str, bytes]]) -> list[list[int]]:
         """The files as groups linked by imports (either way, directly or through others),
         each in analysis order, the groups in the order of their first file. An analysis reads
         the summaries of its own group only, so groups can be analysed apart (--jobs)."""
@@ -169,20 +193,22 @@ class ProjectFacts:
         for i, imported in enumerate(needs):
             for j in imported:
                 parent[root(j)] = root(i)
-        found: Dict[int, List[int]] = {}
+        found: dict[int, list[int]] = {}
         for i in _depth_first(needs):
             found.setdefault(root(i), []).append(i)
         return sorted(found.values(), key=min)
 
-    def _needs(self, files: List[Tuple[str, bytes]]) -> List[List[int]]:
+    def _needs(self, files: list[tuple[str, bytes]]) -> list[list[int]]:
         assert self.index is not None
         position = {path: i for i, (path, _) in enumerate(files)}
-        return [[position[p] for p in self.index.imports(path, data) if p in position and p != path] for path, data in files]
+        return [
+            [position[p] for p in self.index.imports(path, data) if p in position and p != path] for path, data in files
+        ]
 
 
-def _depth_first(needs: List[List[int]]) -> List[int]:
+def _depth_first(needs: list[list[int]]) -> list[int]:
     """Indices, each after the ones it needs (cycles broken where met, in index order)."""
-    order: List[int] = []
+    order: list[int] = []
     state = [0] * len(needs)  # 0 new, 1 on the stack, 2 done
     for start in range(len(needs)):
         stack = [(start, iter(needs[start]))]
@@ -202,11 +228,30 @@ def _depth_first(needs: List[List[int]]) -> List[int]:
     return order
 
 
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b[ \t]*\(?([\w \t,]*)|import[ \t]+([\w. \t,]+))",
-                     re.MULTILINE)
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b[ \t]*\(?([\w \t,]*)|import[ \t]+([\w. \t,]+))", re.MULTILINE
+)
 # Names that are never a project's own module, whatever files lie around.
-NOT_PROJECT = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn", "PIL",
-                         "matplotlib", "tqdm", "transformers", "lightning", "pytorch_lightning", "timm", "cv2"})
+NOT_PROJECT = frozenset(
+    {
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "torchtext",
+        "numpy",
+        "scipy",
+        "pandas",
+        "sklearn",
+        "PIL",
+        "matplotlib",
+        "tqdm",
+        "transformers",
+        "lightning",
+        "pytorch_lightning",
+        "timm",
+        "cv2",
+    }
+)
 STDLIB = getattr(sys, "stdlib_module_names", frozenset())
 
 
@@ -214,15 +259,15 @@ class ProjectIndex:
     """The run's Python files by the module names their importers may use."""
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.files: Dict[str, str] = {}  # normalised absolute path -> display path
+        self.files: dict[str, str] = {}  # normalised absolute path -> display path
         self.others = 0  # the run's files nothing can import (notebooks), which may import these
         for path in paths:
             if path.endswith(".py"):
                 self.files[os.path.normcase(os.path.abspath(path))] = path
             else:
                 self.others += 1
-        self._distributions: Dict[str, bool] = {}  # folder -> holds packaging metadata
-        self.tops: Set[str] = set()  # first components of every name some file could be imported by
+        self._distributions: dict[str, bool] = {}  # folder -> holds packaging metadata
+        self.tops: set[str] = set()  # first components of every name some file could be imported by
         for absolute in self.files:
             folder, base = os.path.split(absolute)
             self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
@@ -233,12 +278,12 @@ class ProjectIndex:
         """The run has more than one file: its files may link to one another."""
         return len(self.files) + self.others > 1
 
-    def missing_imports(self, importer: str, data: bytes) -> FrozenSet[str]:
+    def missing_imports(self, importer: str, data: bytes) -> frozenset[str]:
         """The modules `importer` imports at its top level (unindented `import a.b`,
         `from a.b import c`) that cannot exist: `a` is a folder of the project's files, and
         no folder named `a` where Python could look holds a `b` of any kind (`.py`, package,
         extension, stub). Importing it raises ImportError on every machine."""
-        found: Set[str] = set()
+        found: set[str] = set()
         for match in _TOP_IMPORT.finditer(data):
             for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
                 name = name.strip().split(" ")[0]
@@ -246,13 +291,13 @@ class ProjectIndex:
                     found.add(name)
         return frozenset(found)
 
-    def imports_of(self, importer: str, data: bytes, paths: Set[str]) -> FrozenSet[str]:
+    def imports_of(self, importer: str, data: bytes, paths: set[str]) -> frozenset[str]:
         """The modules `importer` imports at its top level that are among the run's `paths`
         (files that cannot be parsed: importing one raises SyntaxError on every machine, as
         `input.cuda(async=True)` does since Python 3.7)."""
         if not paths:
             return frozenset()
-        found: Set[str] = set()
+        found: set[str] = set()
         for match in _TOP_IMPORT.finditer(data):
             for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
                 name = name.strip().split(" ")[0]
@@ -302,7 +347,7 @@ class ProjectIndex:
         folder = os.path.dirname(os.path.normcase(os.path.abspath(path)))
         return os.path.join(folder, "__init__.py") in self.files
 
-    def resolve(self, importer: str, module: Optional[str], level: int) -> Optional[str]:
+    def resolve(self, importer: str, module: str | None, level: int) -> str | None:
         """The display path of the project file `from <dots><module> import ...` in `importer`
         names, if it is one of the run's files."""
         folder = os.path.dirname(os.path.abspath(importer))
@@ -322,7 +367,7 @@ class ProjectIndex:
                 return None
             folder = parent
 
-    def _file(self, folder: str, parts: List[str], package: bool = False) -> Optional[str]:
+    def _file(self, folder: str, parts: list[str], package: bool = False) -> str | None:
         base = os.path.join(folder, *parts)
         if not package:
             found = self.files.get(os.path.normcase(base + ".py"))
@@ -330,8 +375,9 @@ class ProjectIndex:
                 return found
         return self.files.get(os.path.normcase(os.path.join(base, "__init__.py")))
 
-    def lookup(self, summaries: Dict[str, ModuleSummary], importer: str, module: Optional[str], level: int,
-               name: Optional[str]) -> Optional[Export]:
+    def lookup(
+        self, summaries: dict[str, ModuleSummary], importer: str, module: str | None, level: int, name: str | None
+    ) -> Export | None:
         """What `from <module> import <name>` binds in `importer`, from the summary of the
         file it names (a submodule imported by name is not followed). For `*`, a value whose
         attributes name what the file exports."""
@@ -342,21 +388,29 @@ class ProjectIndex:
         if summary is None or name is None:
             return None
         if name == "*":
-            return Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple((n, UNKNOWN) for n in summary.names if not n.startswith("_")))
+            return Value(
+                Kind.OTHER, Place.UNKNOWN, attrs=tuple((n, UNKNOWN) for n in summary.names if not n.startswith("_"))
+            )
         return summary.names.get(name)
 
-    def imports(self, importer: str, data: bytes) -> List[str]:
+    def imports(self, importer: str, data: bytes) -> list[str]:
         """The run's files that `importer` imports, from a text scan (for the order only)."""
-        found: List[str] = []
+        found: list[str] = []
         for match in _IMPORT.finditer(data):
             dots, module, imported, plain = match.groups()
-            names = [module.decode("ascii", "replace")] if plain is None else [
-                n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
+            names = (
+                [module.decode("ascii", "replace")]
+                if plain is None
+                else [n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
+            )
             if plain is None and imported:
                 # `from utils import array_tool as at`: a submodule imported by name runs first too
                 prefix = module.decode("ascii", "replace")
-                names += [f"{prefix}.{n.split()[0]}" if prefix else n.split()[0]
-                          for n in imported.decode("ascii", "replace").split(",") if n.strip()]
+                names += [
+                    f"{prefix}.{n.split()[0]}" if prefix else n.split()[0]
+                    for n in imported.decode("ascii", "replace").split(",")
+                    if n.strip()
+                ]
             for name in names:
                 parts = name.split(".") if name else [""]
                 # `import a.b.c` runs a/__init__.py and a/b/__init__.py first
@@ -367,7 +421,7 @@ class ProjectIndex:
         return found
 
 
-def import_components(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, int]:
+def import_components(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, int]:
     """Each file's group: files that import one another, directly or through others, share one."""
     parent = {path: path for path, _ in files}
 
@@ -381,13 +435,13 @@ def import_components(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> 
         for imported in index.imports(path, data):
             if imported in parent:
                 parent[root(imported)] = root(path)
-    roots: Dict[str, int] = {}
+    roots: dict[str, int] = {}
     return {path: roots.setdefault(root(path), len(roots)) for path, _ in files}
 
 
-def _provides(folder: str, parts: List[str]) -> bool:
+def _provides(folder: str, parts: list[str]) -> bool:
     """`folder` holds the submodule `parts` in some form Python can import."""
-    for index, part in enumerate(parts):
+    for _index, part in enumerate(parts):
         try:
             entries = os.listdir(folder)
         except OSError:
@@ -400,8 +454,9 @@ def _provides(folder: str, parts: List[str]) -> bool:
     return True
 
 
-def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex",
-                           defined: Optional[Dict[str, List[Tuple[str, bytes]]]] = None) -> Dict[str, FrozenSet[str]]:
+def unreferenced_functions(
+    files: list[tuple[str, bytes]], index: ProjectIndex, defined: dict[str, list[tuple[str, bytes]]] | None = None
+) -> dict[str, frozenset[str]]:
     """For each file outside a package, its top-level functions whose name is written nowhere
     in the run but in `def` lines: no call, no callback, no string names them
     (`getattr(m, "train")`, `__all__`, an entry point all count; so does `helpers.train()`
@@ -411,7 +466,7 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
         return {}
     defined = script_functions(files, index) if defined is None else defined
     definitions: Counter = Counter()
-    for path, data in files:
+    for _path, data in files:
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
@@ -425,14 +480,22 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
         code = COMMENT.sub(b"", data)
         modules = _imported_modules(code)
         method_counts.update(word for word in WORD.findall(code) if word in wanted)
-        method_counts.subtract(name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules)
+        method_counts.subtract(
+            name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules
+        )
     own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
     everyone: Counter = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
         everyone.update(uses)
-    found = {path: frozenset(key for key, n in names if (method_counts if "." in key else counts)[n] == definitions[n]
-                             + (0 if "." in key else everyone[n] - own[path][n]))
-             for path, names in defined.items()}
+    found = {
+        path: frozenset(
+            key
+            for key, n in names
+            if (method_counts if "." in key else counts)[n]
+            == definitions[n] + (0 if "." in key else everyone[n] - own[path][n])
+        )
+        for path, names in defined.items()
+    }
     for path, methods in _unused_class_methods(files, defined).items():
         found[path] = found.get(path, frozenset()) | methods
     return {path: names for path, names in found.items() if names}
@@ -440,10 +503,14 @@ def unreferenced_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex"
 
 # Names built at run time anywhere in the run (`models.__dict__[args.arch]`, `getattr(m, name)`):
 # any class may be the one they pick.
-_ANY_DYNAMIC_LOOKUP = re.compile(rb"__dict__\[|\bgetattr\(|\bimportlib\b|\bimport_module\(|\bregistry\b|\bregister\b", re.IGNORECASE)
+_ANY_DYNAMIC_LOOKUP = re.compile(
+    rb"__dict__\[|\bgetattr\(|\bimportlib\b|\bimport_module\(|\bregistry\b|\bregister\b", re.IGNORECASE
+)
 
 
-def _unused_class_methods(files: List[Tuple[str, bytes]], scripts: Dict[str, List[Tuple[str, bytes]]]) -> Dict[str, FrozenSet[str]]:
+def _unused_class_methods(
+    files: list[tuple[str, bytes]], scripts: dict[str, list[tuple[str, bytes]]]
+) -> dict[str, frozenset[str]]:
     """Every method of a script's top-level closed class (its bases `object`, `nn.Module` or the
     project's own) whose name no file of the run writes outside its `class` line and comments
     (an old experiment's `FeatureExtractionTest`): nothing builds it, so none of its code runs,
@@ -452,61 +519,74 @@ def _unused_class_methods(files: List[Tuple[str, bytes]], scripts: Dict[str, Lis
     if any(_ANY_DYNAMIC_LOOKUP.search(COMMENT.sub(b"", data)) or _DYNAMIC_LOOKUP.search(data) for _, data in files):
         return {}
     closed = _closed_classes(files)  # another framework may find a subclass of its own by itself
-    classes = {path: [(name, bases) for name, bases in _TOP_CLASS.findall(data) if name in closed and not name.startswith(b"Test")]
-               for path, data in files if path in scripts}
+    classes = {
+        path: [
+            (name, bases) for name, bases in _TOP_CLASS.findall(data) if name in closed and not name.startswith(b"Test")
+        ]
+        for path, data in files
+        if path in scripts
+    }
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
     written: Counter = Counter()
     for _, data in files:
         written.update(word for word in WORD.findall(COMMENT.sub(b"", data)) if word in wanted)
-    unused: Dict[str, FrozenSet[str]] = {}
+    unused: dict[str, frozenset[str]] = {}
     for path, data in files:
         dead = {name for name, _ in classes.get(path, ()) if written[name] == 1}
         if dead:
-            unused[path] = frozenset(key for key, _ in _closed_methods(data, {name: False for name in dead}, every=True))
+            unused[path] = frozenset(key for key, _ in _closed_methods(data, dict.fromkeys(dead, False), every=True))
     return unused
 
 
-def _own_uses(data: bytes, names: Set[bytes]) -> Counter:
+def _own_uses(data: bytes, names: set[bytes]) -> Counter:
     """How often the file names its own top-level functions `names` without a dot (`train(...)`
     where it defines `def train`): uses of its own copy, not of another script's function of
     the same name. A name it also imports may be the other file's: not counted."""
     uses: Counter = Counter()
     if not names:
         return uses
-    imported = {word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)}
+    imported = {
+        word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)
+    }
     for match in WORD.finditer(data):
         name = match.group(0)
-        if name in names and name not in imported and data[match.start() - 1:match.start()] != b"." \
-                and not data[max(0, match.start() - 4):match.start()].rstrip().endswith(b"def"):
+        if (
+            name in names
+            and name not in imported
+            and data[match.start() - 1 : match.start()] != b"."
+            and not data[max(0, match.start() - 4) : match.start()].rstrip().endswith(b"def")
+        ):
             uses[name] += 1
     return uses
 
 
-def named_in_other_files(files: List[Tuple[str, bytes]]) -> Dict[str, FrozenSet[str]]:
+def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
     """For each file, its top-level classes and functions whose name another file of the run
     writes (an import, a call, a string): callers this file's analysis does not see."""
     if len(files) < 2:
         return {}
-    defined = {path: {n for n in _TOP_NAME.findall(data)} for path, data in files}
+    defined = {path: set(_TOP_NAME.findall(data)) for path, data in files}
     wanted = set().union(*defined.values())
     if not wanted:
         return {}
-    seen_in: Dict[bytes, Set[str]] = {}
+    seen_in: dict[bytes, set[str]] = {}
     for path, data in files:
         for word in set(WORD.findall(data)) & wanted:
             seen_in.setdefault(word, set()).add(path)
-    found = {path: frozenset(n.decode("ascii", "replace") for n in names if seen_in.get(n, set()) - {path})
-             for path, names in defined.items()}
+    found = {
+        path: frozenset(n.decode("ascii", "replace") for n in names if seen_in.get(n, set()) - {path})
+        for path, names in defined.items()
+    }
     return {path: names for path, names in found.items() if names}
 
 
-def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> Dict[str, List[Tuple[str, bytes]]]:
+def script_functions(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, list[tuple[str, bytes]]]:
     """For each file outside an installed library that looks nothing up by a computed name, its
     top-level functions and the methods of its closed classes, as ("train", b"train") and
     ("GAN.load", b"load"): code whose every use the run's text shows. Tests and dunders run by name."""
-    defined: Dict[str, List[Tuple[str, bytes]]] = {}
+    defined: dict[str, list[tuple[str, bytes]]] = {}
     closed = _closed_classes(files)
     for path, data in files:
         if path.endswith(".py") and not index.in_library(path) and not _looks_up_by_name(data):
@@ -515,8 +595,9 @@ def script_functions(files: List[Tuple[str, bytes]], index: "ProjectIndex") -> D
     return defined
 
 
-def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex",
-                 defined: Optional[Dict[str, List[Tuple[str, bytes]]]] = None) -> Dict[str, Dict[str, Passed]]:
+def callers_pass(
+    files: list[tuple[str, bytes]], index: ProjectIndex, defined: dict[str, list[tuple[str, bytes]]] | None = None
+) -> dict[str, dict[str, Passed]]:
     """For each script file, what the run's calls pass its functions (callers.py), for the
     functions whose every use is a plain call. A lone file is not a run: its callers are unknown."""
     if len(files) < 2:
@@ -527,20 +608,20 @@ def callers_pass(files: List[Tuple[str, bytes]], index: "ProjectIndex",
     return {path: keys for path, keys in found.items() if keys}
 
 
-def _closed_classes(files: List[Tuple[str, bytes]]) -> Dict[bytes, bool]:
+def _closed_classes(files: list[tuple[str, bytes]]) -> dict[bytes, bool]:
     """The run's top-level classes whose every base is `object`, `nn.Module` or another such
     class defined once in the run, each with whether `nn.Module` is among its ancestors. Only
     the program (and, for a module, torch by the names of `nn.Module`'s own methods) calls their
     methods: a gym environment's `step`, a test case's `setUp`, a Lightning module's hooks are
     called by frameworks devfix does not know, so their classes are not closed."""
-    bases: Dict[bytes, List[List[bytes]]] = {}
+    bases: dict[bytes, list[list[bytes]]] = {}
     for _, data in files:
         for match in _TOP_CLASS.finditer(data):
             listed = [b.strip() for b in (match.group(2) or b"").split(b",") if b.strip()]
             bases.setdefault(match.group(1), []).append(listed)
-    closed: Dict[bytes, Optional[bool]] = {}
+    closed: dict[bytes, bool | None] = {}
 
-    def module_based(listed: List[bytes], seen: FrozenSet[bytes]) -> Optional[bool]:
+    def module_based(listed: list[bytes], seen: frozenset[bytes]) -> bool | None:
         module = False
         for base in listed:
             if base in _MODULE_BASES:
@@ -552,25 +633,27 @@ def _closed_classes(files: List[Tuple[str, bytes]]) -> Dict[bytes, bool]:
                 module = module or inner
         return module
 
-    def project_class(name: bytes, seen: FrozenSet[bytes]) -> Optional[bool]:
+    def project_class(name: bytes, seen: frozenset[bytes]) -> bool | None:
         if name not in closed:
             definitions = bases.get(name, [])
-            closed[name] = None if len(definitions) != 1 or name in seen else module_based(definitions[0], seen | {name})
+            closed[name] = (
+                None if len(definitions) != 1 or name in seen else module_based(definitions[0], seen | {name})
+            )
         return closed[name]
 
     return {name: known for name in bases if (known := project_class(name, frozenset())) is not None}
 
 
-def _closed_methods(data: bytes, closed: Dict[bytes, bool], *, every: bool = False) -> List[Tuple[str, bytes]]:
+def _closed_methods(data: bytes, closed: dict[bytes, bool], *, every: bool = False) -> list[tuple[str, bytes]]:
     """The methods of the file's top-level closed classes (`class GAN(object):`, a model whose
     bases are the project's own modules), as ("GAN.load", b"load"): one whose name is written
     nowhere else never runs. A module's methods named like `nn.Module`'s (`forward`, `train`)
     are torch's to call; a file that calls `getattr` may reach any method by a computed name."""
-    found: List[Tuple[str, bytes]] = []
+    found: list[tuple[str, bytes]] = []
     if b"getattr(" in data and not every:
         return found
-    owner: Optional[bytes] = None
-    indent: Optional[bytes] = None
+    owner: bytes | None = None
+    indent: bytes | None = None
     for line in data.splitlines():
         if not line.strip() or line.lstrip().startswith(b"#"):
             continue
@@ -614,14 +697,15 @@ def imports_gpu_package(data: bytes) -> bool:
     return False
 
 
-def imports_any(data: bytes, modules: FrozenSet[str]) -> bool:
+def imports_any(data: bytes, modules: frozenset[str]) -> bool:
     """The file imports one of `modules` by its full name (`import m`, `import m as x`,
     `from m import f`, `from pkg import m` for `pkg.m`)."""
     if not modules:
         return False
     for match in _IMPORT.finditer(data):
-        dots, module, imported, plain = (group.decode("ascii", "replace") if group is not None else None
-                                         for group in match.groups())
+        dots, module, imported, plain = (
+            group.decode("ascii", "replace") if group is not None else None for group in match.groups()
+        )
         if dots:
             continue
         if plain is not None:
@@ -633,10 +717,10 @@ def imports_any(data: bytes, modules: FrozenSet[str]) -> bool:
     return False
 
 
-def _imported_modules(data: bytes) -> Set[bytes]:
+def _imported_modules(data: bytes) -> set[bytes]:
     """The names `import torch`, `import numpy as np`, `import os.path` bind: `torch.load` is
     the module's function, not a reference to a method called `load`."""
-    names: Set[bytes] = set()
+    names: set[bytes] = set()
     for clause in (match.group(4) for match in _IMPORT.finditer(data) if match.group(4)):
         for part in clause.split(b","):
             words = part.split()
@@ -645,10 +729,10 @@ def _imported_modules(data: bytes) -> Set[bytes]:
     return names
 
 
-def functions_choosing_gpus(data: bytes) -> Set[str]:
+def functions_choosing_gpus(data: bytes) -> set[str]:
     """Names of the functions (by indentation) whose body mentions CUDA_VISIBLE_DEVICES."""
-    found: Set[str] = set()
-    open_defs: List[Tuple[int, str]] = []
+    found: set[str] = set()
+    open_defs: list[tuple[int, str]] = []
     for line in data.splitlines():
         stripped = line.lstrip()
         if not stripped or stripped.startswith(b"#"):

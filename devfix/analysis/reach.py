@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -19,14 +18,15 @@ from devfix.analysis.program import Program
 from devfix.analysis.tree import Tree, reads_unbound_name
 
 
-def cpu_truth(program: Program, test: cst.BaseExpression) -> Optional[bool]:
+def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
     """The condition's truth on a CPU-only machine, as the flow recorded it (None: unknown)."""
     value = program.values.get(id(test))
     return value.cpu if value is not None else None
 
 
-def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Optional[Dict[int, bool]] = None,
-                     *, caught: bool = True) -> bool:
+def runs_without_gpu(
+    tree: Tree, program: Program, node: cst.CSTNode, _memo: dict[int, bool] | None = None, *, caught: bool = True
+) -> bool:
     """Whether `node` can run on a CPU-only machine (as far as the file shows). With `caught`
     (the default), a line whose failure the author catches (`try: ... except Exception:`)
     counts as one that does not: a CUDA call there crashes nothing."""
@@ -34,14 +34,19 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
     child: cst.CSTNode = node
     in_loop = False  # a `try` around a whole loop logs what ends a run; it is no CUDA fallback
     for ancestor in tree.ancestors(node):
-        in_loop = in_loop or isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body
+        in_loop = in_loop or (isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body)
         if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test:
             truth = cpu_truth(program, ancestor.test)
             in_body = child is ancestor.body
-            if truth is False and in_body or truth is True and not in_body and not isinstance(ancestor, cst.While):
+            if (truth is False and in_body) or (truth is True and not in_body and not isinstance(ancestor, cst.While)):
                 return False
-        elif (caught and not in_loop and isinstance(ancestor, (cst.Try, cst.TryStar)) and child is ancestor.body
-              and _catches_gpu_failures(ancestor)):
+        elif (
+            caught
+            and not in_loop
+            and isinstance(ancestor, (cst.Try, cst.TryStar))
+            and child is ancestor.body
+            and _catches_gpu_failures(ancestor)
+        ):
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
@@ -60,8 +65,8 @@ def runs_without_gpu(tree: Tree, program: Program, node: cst.CSTNode, _memo: Opt
     return not needs_gpu(tree, program, tree.module)
 
 
-_NEEDS_GPU: "weakref.WeakKeyDictionary[Program, Dict[Tuple[str, int], bool]]" = weakref.WeakKeyDictionary()
-_GPU_CALLS: "weakref.WeakKeyDictionary[Program, _GpuCalls]" = weakref.WeakKeyDictionary()
+_NEEDS_GPU: weakref.WeakKeyDictionary[Program, dict[tuple[str, int], bool]] = weakref.WeakKeyDictionary()
+_GPU_CALLS: weakref.WeakKeyDictionary[Program, _GpuCalls] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -70,15 +75,15 @@ class _GpuCalls:
     that ask for a GPU and run whenever the scope runs, and the calls of the file's functions
     that do. Built once per program, so that following calls stays linear."""
 
-    direct: Dict[int, List[cst.CSTNode]] = field(default_factory=dict)
-    sites: Dict[int, List[Tuple[cst.CSTNode, cst.FunctionDef]]] = field(default_factory=dict)
+    direct: dict[int, list[cst.CSTNode]] = field(default_factory=dict)
+    sites: dict[int, list[tuple[cst.CSTNode, cst.FunctionDef]]] = field(default_factory=dict)
 
 
 def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
     index = _GPU_CALLS.get(program)
     if index is None:
         index = _GpuCalls()
-        seen: Set[int] = set()
+        seen: set[int] = set()
         for call in [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]:
             owner = _scope_owner(tree, call)
             if id(call) not in seen and _unconditional_in(tree, call, owner):
@@ -110,8 +115,11 @@ def needs_gpu(tree: Tree, program: Program, owner: cst.CSTNode) -> bool:
     if key not in cache:
         cache[key] = False  # a recursive call adds nothing while the answer is pending
         index = _gpu_calls(tree, program)
-        cache[key] = (owner is tree.module and program.imports_cuda_extension or bool(index.direct.get(id(owner)))
-                      or any(needs_gpu_when_called(tree, program, callee) for _, callee in index.sites.get(id(owner), ())))
+        cache[key] = (
+            (owner is tree.module and program.imports_cuda_extension)
+            or bool(index.direct.get(id(owner)))
+            or any(needs_gpu_when_called(tree, program, callee) for _, callee in index.sites.get(id(owner), ()))
+        )
     return cache[key]
 
 
@@ -137,10 +145,13 @@ def _asks_before_return(tree: Tree, program: Program, function: cst.FunctionDef)
     index = _gpu_calls(tree, program)
     if any(before_exit(call) for call in index.direct.get(id(function), ())):
         return True
-    return any(before_exit(site) and needs_gpu_when_called(tree, program, callee) for site, callee in index.sites.get(id(function), ()))
+    return any(
+        before_exit(site) and needs_gpu_when_called(tree, program, callee)
+        for site, callee in index.sites.get(id(function), ())
+    )
 
 
-def _first_exit(tree: Tree, function: cst.FunctionDef) -> Optional[cst.CSTNode]:
+def _first_exit(tree: Tree, function: cst.FunctionDef) -> cst.CSTNode | None:
     """The function's first `return` (of its own scope), if any."""
     found: list = []
 
@@ -184,12 +195,31 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool
     for ancestor in tree.ancestors(node):
         if ancestor is owner:
             return True
-        if isinstance(ancestor, cst.If) and child is not ancestor.test and not _is_main_check(ancestor.test) \
-                and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner)):
+        if (
+            isinstance(ancestor, cst.If)
+            and child is not ancestor.test
+            and not _is_main_check(ancestor.test)
+            and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner))
+        ):
             return False
         first = getattr(ancestor, "test", None) or getattr(ancestor, "left", None)  # evaluated whatever follows
-        if isinstance(ancestor, (cst.IfExp, cst.While, cst.Try, cst.TryStar, cst.BooleanOperation, cst.FunctionDef,
-                                 cst.Lambda, cst.ClassDef, cst.CompFor)) and child is not first:
+        if (
+            isinstance(
+                ancestor,
+                (
+                    cst.IfExp,
+                    cst.While,
+                    cst.Try,
+                    cst.TryStar,
+                    cst.BooleanOperation,
+                    cst.FunctionDef,
+                    cst.Lambda,
+                    cst.ClassDef,
+                    cst.CompFor,
+                ),
+            )
+            and child is not first
+        ):
             return False
         child = ancestor
     return False
@@ -200,13 +230,20 @@ def _is_periodic(test: cst.BaseExpression) -> bool:
     loop passes every few iterations, so what it guards runs whenever the loop runs long."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _is_modulo(test.expression)
-    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)
-            and (_is_modulo(test.left) or _is_modulo(test.comparisons[0].comparator)))
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and (_is_modulo(test.left) or _is_modulo(test.comparisons[0].comparator))
+    )
 
 
 def _is_modulo(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) \
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Modulo)
         and not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    )
 
 
 def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
@@ -219,12 +256,19 @@ def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
 
 
 def _is_main_check(test: cst.BaseExpression) -> bool:
-    return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
-            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.SimpleString)
-            and test.comparisons[0].comparator.value.strip("'\"") == "__main__")
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+        and test.comparisons[0].comparator.value.strip("'\"") == "__main__"
+    )
 
 
-def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo: Dict[int, bool], caught: bool = True) -> bool:
+def _function_runs(
+    tree: Tree, program: Program, function: cst.FunctionDef, memo: dict[int, bool], caught: bool = True
+) -> bool:
     """A function runs without a GPU when a call of it does, or (called nowhere in the file)
     when its definition does; a GPU-only test decorator says it does not."""
     key = id(function)
@@ -238,7 +282,11 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
     else:
         sites = program.call_sites.get(key, [])
         if sites:
-            result = any(runs_without_gpu(tree, program, site, memo, caught=caught) for site in sites if not _never_called(tree, site))
+            result = any(
+                runs_without_gpu(tree, program, site, memo, caught=caught)
+                for site in sites
+                if not _never_called(tree, site)
+            )
         else:
             result = runs_without_gpu(tree, program, function, memo, caught=caught)
     memo[key] = result
@@ -246,8 +294,21 @@ def _function_runs(tree: Tree, program: Program, function: cst.FunctionDef, memo
 
 
 # What a missing GPU never raises: a handler for these alone does not catch it.
-NOT_GPU_FAILURES = frozenset({"KeyboardInterrupt", "SystemExit", "StopIteration", "ImportError", "ModuleNotFoundError",
-                              "KeyError", "IndexError", "ValueError", "FileNotFoundError", "ZeroDivisionError", "NameError"})
+NOT_GPU_FAILURES = frozenset(
+    {
+        "KeyboardInterrupt",
+        "SystemExit",
+        "StopIteration",
+        "ImportError",
+        "ModuleNotFoundError",
+        "KeyError",
+        "IndexError",
+        "ValueError",
+        "FileNotFoundError",
+        "ZeroDivisionError",
+        "NameError",
+    }
+)
 
 
 def _catches_gpu_failures(block) -> bool:
@@ -276,8 +337,11 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
     if parent is tree.module:
         return function.name.value in program.unreferenced
     owner = tree.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
-    return (isinstance(owner, cst.ClassDef) and tree.parent(owner) is tree.module
-            and f"{owner.name.value}.{function.name.value}" in program.unreferenced)
+    return (
+        isinstance(owner, cst.ClassDef)
+        and tree.parent(owner) is tree.module
+        and f"{owner.name.value}.{function.name.value}" in program.unreferenced
+    )
 
 
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition) -> bool:
@@ -311,7 +375,11 @@ def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
         return False
     callee = program.values.get(id(decorator.func))
     qual = callee.qual if callee is not None and callee.qual else ""
-    name = qual.split(".")[-1] if qual else (decorator.func.attr.value if isinstance(decorator.func, cst.Attribute) else "")
+    name = (
+        qual.split(".")[-1]
+        if qual
+        else (decorator.func.attr.value if isinstance(decorator.func, cst.Attribute) else "")
+    )
     test = cpu_truth(program, decorator.args[0].value)
     if name in ("skipif", "skipIf"):
         return test is True
@@ -320,10 +388,12 @@ def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
     return False
 
 
-EXITS = frozenset({"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"})
+EXITS = frozenset(
+    {"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"}
+)
 
 
-_EXITS: "weakref.WeakKeyDictionary[Program, Dict[int, Tuple[Dict[int, int], int]]]" = weakref.WeakKeyDictionary()
+_EXITS: weakref.WeakKeyDictionary[Program, dict[int, tuple[dict[int, int], int]]] = weakref.WeakKeyDictionary()
 
 
 def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
@@ -335,8 +405,10 @@ def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.C
     if known is None:
         statements = getattr(block, "body", ())
         positions = {id(statement): index for index, statement in enumerate(statements)}
-        first = next((index for index, statement in enumerate(statements) if _ends_the_run(tree, program, block, statement)),
-                     len(statements))
+        first = next(
+            (index for index, statement in enumerate(statements) if _ends_the_run(tree, program, block, statement)),
+            len(statements),
+        )
         known = per_block[id(block)] = (positions, first)
     positions, first = known
     # a child that is not one of the block's statements comes after all of them
@@ -347,8 +419,12 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
     if statement is program.first_failure and block is tree.module:
         return True  # raises ImportError or NameError on every machine: nothing after it runs
     if isinstance(statement, cst.SimpleStatementLine):
-        return any(isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False for small in statement.body)
-    return isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body)
+        return any(
+            isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False for small in statement.body
+        )
+    return (
+        isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body)
+    )
 
 
 def _ends(program: Program, body: cst.BaseSuite) -> bool:

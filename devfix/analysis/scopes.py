@@ -9,8 +9,9 @@ walk up the scope chain, done only for the few expressions a rule asks about.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Union
 
 import libcst as cst
 
@@ -28,30 +29,30 @@ class Binding:
     kind: str  # "import" | "assign" | "param" | "def" | "class" | "loop" | "with" | "other"
     node: cst.CSTNode  # the statement (or Param) that binds it
     order: int  # preorder index of `node`: textual order within the file
-    value: Optional[cst.BaseExpression] = None  # right-hand side of a plain assignment
-    qualname: Optional[str] = None  # for imports: the dotted name it stands for
+    value: cst.BaseExpression | None = None  # right-hand side of a plain assignment
+    qualname: str | None = None  # for imports: the dotted name it stands for
 
 
 @dataclass(eq=False)
 class Scope:
     node: ScopeNode
     kind: str  # "module" | "function" | "class" | "lambda"
-    parent: Optional["Scope"]
-    bindings: Dict[str, List[Binding]] = field(default_factory=dict)
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)
 
-    def visible_parent(self) -> Optional["Scope"]:
+    def visible_parent(self) -> Scope | None:
         """The next scope a name lookup continues in (class bodies are skipped)."""
         scope = self.parent
         while scope is not None and scope.kind == "class":
             scope = scope.parent
         return scope
 
-    def lookup(self, name: str) -> Optional[List[Binding]]:
+    def lookup(self, name: str) -> list[Binding] | None:
         """Bindings of `name` in the nearest scope that binds it, Python's LEGB order."""
-        scope: Optional[Scope] = self
+        scope: Scope | None = self
         while scope is not None:
             found = scope.bindings.get(name)
             if found:
@@ -60,20 +61,20 @@ class Scope:
         return None
 
     @property
-    def function(self) -> Optional[cst.FunctionDef]:
+    def function(self) -> cst.FunctionDef | None:
         return self.node if isinstance(self.node, cst.FunctionDef) else None
 
     @property
-    def enclosing_class(self) -> Optional["Scope"]:
+    def enclosing_class(self) -> Scope | None:
         """For a method's scope, the scope of the class it is defined in."""
         if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
             return self.parent
         return None
 
 
-def dotted_parts(expr: cst.BaseExpression) -> Optional[List[str]]:
+def dotted_parts(expr: cst.BaseExpression) -> list[str] | None:
     """`a.b.c` -> ["a", "b", "c"]; anything that is not a plain dotted name -> None."""
-    parts: List[str] = []
+    parts: list[str] = []
     while isinstance(expr, cst.Attribute):
         parts.append(expr.attr.value)
         expr = expr.value
@@ -84,12 +85,12 @@ def dotted_parts(expr: cst.BaseExpression) -> Optional[List[str]]:
     return parts
 
 
-def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
+def dotted_name(expr: cst.BaseExpression) -> str | None:
     parts = dotted_parts(expr)
     return ".".join(parts) if parts else None
 
 
-def resolve(expr: cst.BaseExpression, scope: Scope, _depth: int = 0) -> Optional[str]:
+def resolve(expr: cst.BaseExpression, scope: Scope, _depth: int = 0) -> str | None:
     """The fully qualified name `expr` refers to through imports, or None.
 
     `nn.Linear` with `from torch import nn` -> "torch.nn.Linear"; `T.zeros` with
@@ -108,7 +109,7 @@ def resolve(expr: cst.BaseExpression, scope: Scope, _depth: int = 0) -> Optional
     return ".".join([base, *parts[1:]])
 
 
-def _binding_qualname(bindings: List[Binding], scope: Scope, depth: int) -> Optional[str]:
+def _binding_qualname(bindings: list[Binding], scope: Scope, depth: int) -> str | None:
     names = set()
     for binding in bindings:
         if binding.kind == "import":

@@ -8,20 +8,19 @@ module's device is exported as such, whatever the module's place at the caller.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
-
 import libcst as cst
 
 from devfix.analysis.classes import ClassInfo
+from devfix.analysis.functions import FunctionInfo
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
-from devfix.analysis.program import FunctionInfo, Program
+from devfix.analysis.program import Program
 from devfix.analysis.reach import needs_gpu_when_called
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 
 def summarize(tree: Tree, program: Program, path: str) -> ModuleSummary:
-    names: Dict[str, Export] = {}
+    names: dict[str, Export] = {}
     for name, value in program.module_env.items():
         export = _export(tree, program, value)
         if export is not None:
@@ -29,7 +28,7 @@ def summarize(tree: Tree, program: Program, path: str) -> ModuleSummary:
     return ModuleSummary(path, names)
 
 
-def _export(tree: Tree, program: Program, value: Value) -> Optional[Export]:
+def _export(tree: Tree, program: Program, value: Value) -> Export | None:
     ref = value.ref
     if ref is not None and id(ref) in program.linked:
         return program.linked[id(ref)]  # re-exported (`from .model import Net` in `__init__.py`)
@@ -37,11 +36,19 @@ def _export(tree: Tree, program: Program, value: Value) -> Optional[Export]:
         return _class(tree, program, program.classes[id(ref)])
     if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
         info = program.functions[id(ref)]
-        return FunctionSummary(ref, _params(info), _result(program, info), program.path, _keeps(program, info),
-                               program.device_params(info), program.cuda_defaults(info), needs_gpu_when_called(tree, program, ref))
+        return FunctionSummary(
+            ref,
+            _params(info),
+            _result(program, info),
+            program.path,
+            _keeps(program, info),
+            program.device_params(info),
+            program.cuda_defaults(info),
+            needs_gpu_when_called(tree, program, ref),
+        )
     if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
-    if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or value.kind is Kind.OTHER and value.attrs:
+    if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or (value.kind is Kind.OTHER and value.attrs):
         return exported(value)
     return None
 
@@ -75,12 +82,16 @@ def _params(info: FunctionInfo) -> tuple:
     return names[1:] if info.self_name is not None and names and names[0] == info.self_name else names
 
 
-def _result(program: Program, info: FunctionInfo) -> Optional[Value]:
+def _result(program: Program, info: FunctionInfo) -> Value | None:
     """What the function returns, for a caller in another file."""
     returns = info.returns
     if returns is None:
         return None
-    if returns.place is Place.CPU and returns.origins and not all(_inside(program, o.node, info.node) for o in returns.origins):
+    if (
+        returns.place is Place.CPU
+        and returns.origins
+        and not all(_inside(program, o.node, info.node) for o in returns.origins)
+    ):
         return UNKNOWN  # it came in through a parameter: the caller's value, not the function's
     return exported(returns, returned=True)
 
@@ -91,11 +102,11 @@ def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> b
 
 
 def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
-    methods: Dict[str, MethodSummary] = {}
+    methods: dict[str, MethodSummary] = {}
     _collect_methods(tree, program, cls, methods)
     attrs = {}
     for klass in (*reversed(_lineage(cls)),):
-        for name, value in (klass.linked.attrs if klass.linked is not None else klass.attrs.items()):
+        for name, value in klass.linked.attrs if klass.linked is not None else klass.attrs.items():
             attrs[name] = _attribute(value)
     element = None
     if cls.kind == "dataset":
@@ -106,10 +117,18 @@ def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
         elif cls.linked_method("__getitem__") is None and any(b.linked is not None for b in _lineage(cls)):
             element = next((b.linked.element for b in _lineage(cls) if b.linked is not None), None)
     return ClassSummary(
-        cls.node, cls.kind, framework=cls.framework, opaque=cls.opaque, places_itself=cls.places_itself,
-        moves_inputs=cls.moves_inputs or any(b.moves_inputs for b in _lineage(cls)), has_state=cls.has_state,
+        cls.node,
+        cls.kind,
+        framework=cls.framework,
+        opaque=cls.opaque,
+        places_itself=cls.places_itself,
+        moves_inputs=cls.moves_inputs or any(b.moves_inputs for b in _lineage(cls)),
+        has_state=cls.has_state,
         buffers=frozenset(cls.buffers).union(*(b.buffers for b in _lineage(cls))),
-        attrs=tuple(attrs.items()), methods=tuple(methods.items()), element=element, path=program.path,
+        attrs=tuple(attrs.items()),
+        methods=tuple(methods.items()),
+        element=element,
+        path=program.path,
     )
 
 
@@ -120,7 +139,7 @@ def _lineage(cls: ClassInfo) -> list:
     return found
 
 
-def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: Dict[str, MethodSummary]) -> None:
+def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict[str, MethodSummary]) -> None:
     """Every method an instance has, nearest definition first."""
     if cls.linked is not None:
         for name, method in cls.linked.methods:
@@ -131,12 +150,22 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: Dict
             continue
         info = program.functions[id(node)]
         returns = info.returns
-        relative = returns is not None and returns.place is Place.DEVICE and bool(returns.origins) and all(
-            o.kind == "module" for o in returns.origins)
+        relative = (
+            returns is not None
+            and returns.place is Place.DEVICE
+            and bool(returns.origins)
+            and all(o.kind == "module" for o in returns.origins)
+        )
         methods[name] = MethodSummary(
-            _params(info), frozenset(info.module_inputs), frozenset(info.moves_params | info.host_params),
-            None if relative else _result(program, info), relative, program.device_params(info),
-            program.cuda_defaults(info), needs_gpu_when_called(tree, program, node))
+            _params(info),
+            frozenset(info.module_inputs),
+            frozenset(info.moves_params | info.host_params),
+            None if relative else _result(program, info),
+            relative,
+            program.device_params(info),
+            program.cuda_defaults(info),
+            needs_gpu_when_called(tree, program, node),
+        )
     for base in cls.bases:
         _collect_methods(tree, program, base, methods)
 

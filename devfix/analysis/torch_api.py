@@ -10,8 +10,9 @@ here as "torch.nn.Linear".
 from __future__ import annotations
 
 import re
-from typing import Optional
 
+# The tables below are kept dense by hand: one name per line would triple the file.
+# fmt: off
 # -- tensors -----------------------------------------------------------------------------
 # Factories that allocate a new tensor on the CPU unless given `device=`.
 FACTORIES = frozenset({
@@ -112,7 +113,7 @@ MODULE_BOOKKEEPING = frozenset({
     "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
     "register_full_backward_hook", "register_backward_hook", "add_module", "extra_repr", "half", "float", "double",
     "bfloat16", "type", "share_memory", "get_submodule", "get_parameter", "to_empty", "__repr__", "save_pretrained",
-    "num_parameters", "count_params", "init_weights", "reset_parameters", "_init_weights", "named_modules",
+    "num_parameters", "count_params", "init_weights", "reset_parameters", "_init_weights",
 })
 # Every method `nn.Module` defines (torch 2.x): a subclass's method of one of these names may be
 # called by torch itself (`.eval()` calls `train`, `.to()` calls `_apply`), never "by nobody".
@@ -199,22 +200,25 @@ SELF_PLACING = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "ig
                 "torch.multiprocessing", "transformers.Trainer", "colossalai", "horovod")
 
 
-def torch_function(qual: Optional[str]) -> Optional[str]:
-    """"zeros" for "torch.zeros"; None for anything not directly under `torch`."""
+# fmt: on
+
+
+def torch_function(qual: str | None) -> str | None:
+    """ "zeros" for "torch.zeros"; None for anything not directly under `torch`."""
     if qual and qual.startswith("torch.") and qual.count(".") == 1:
         return qual[6:]
     return None
 
 
-def functional_name(qual: Optional[str]) -> Optional[str]:
-    """"cross_entropy" for "torch.nn.functional.cross_entropy"."""
+def functional_name(qual: str | None) -> str | None:
+    """ "cross_entropy" for "torch.nn.functional.cross_entropy"."""
     if qual and qual.startswith("torch.nn.functional."):
-        return qual[len("torch.nn.functional."):]
+        return qual[len("torch.nn.functional.") :]
     return None
 
 
-def nn_class(qual: Optional[str]) -> Optional[str]:
-    """"Linear" for "torch.nn.Linear" (also `torch.nn.modules.linear.Linear`): a torch.nn layer class."""
+def nn_class(qual: str | None) -> str | None:
+    """ "Linear" for "torch.nn.Linear" (also `torch.nn.modules.linear.Linear`): a torch.nn layer class."""
     if not qual or not qual.startswith("torch.nn."):
         return None
     parts = qual.split(".")
@@ -228,7 +232,7 @@ def nn_class(qual: Optional[str]) -> Optional[str]:
     return last
 
 
-def is_dtype(qual: Optional[str]) -> bool:
+def is_dtype(qual: str | None) -> bool:
     return bool(qual) and qual.startswith("torch.") and qual.count(".") == 1 and qual[6:] in DTYPES  # type: ignore[union-attr]
 
 
@@ -236,32 +240,35 @@ def is_loss_class(name: str) -> bool:
     return name.endswith("Loss") or name in ("CTCLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d")
 
 
-def is_model_factory(qual: Optional[str]) -> bool:
+def is_model_factory(qual: str | None) -> bool:
     """`torchvision.models.resnet18`, `timm.create_model`: build a module on the CPU."""
     if not qual:
         return False
     if qual in MODEL_FACTORIES:
         return True
-    return any(qual.startswith(prefix) and qual.count(".") >= 2 and qual.split(".")[-1][:1].islower() for prefix in MODEL_PACKAGES)
+    return any(
+        qual.startswith(prefix) and qual.count(".") >= 2 and qual.split(".")[-1][:1].islower()
+        for prefix in MODEL_PACKAGES
+    )
 
 
-def is_optimizer(qual: Optional[str]) -> bool:
+def is_optimizer(qual: str | None) -> bool:
     if not qual or not qual.startswith("torch.optim."):
         return False
     last = qual.split(".")[-1]
     return last[:1].isupper() and "lr_scheduler" not in qual and "swa_utils" not in qual
 
 
-def is_host_library(qual: Optional[str]) -> bool:
+def is_host_library(qual: str | None) -> bool:
     return bool(qual) and qual.split(".")[0] in HOST_LIBRARIES  # type: ignore[union-attr]
 
 
-def is_self_placing(qual: Optional[str]) -> bool:
+def is_self_placing(qual: str | None) -> bool:
     return bool(qual) and any(qual == p or qual.startswith(p + ".") for p in SELF_PLACING)  # type: ignore[union-attr]
 
 
-def device_string_place(text: str) -> Optional[str]:
-    """"cpu" / "device" for a device string, None when it names no device."""
+def device_string_place(text: str) -> str | None:
+    """ "cpu" / "device" for a device string, None when it names no device."""
     kind = text.split(":")[0].strip().lower()
     if kind == "cpu":
         return "cpu"

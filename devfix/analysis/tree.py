@@ -8,7 +8,7 @@ something to report.
 from __future__ import annotations
 
 import builtins
-from typing import FrozenSet, Iterator, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -34,23 +34,31 @@ def is_pass(statement: cst.CSTNode) -> bool:
 
 def imports_torch(data: Collected) -> bool:
     """The file imports torch (or one of its modules) somewhere."""
-    return any(b.kind == "import" and b.qualname and b.qualname.split(".")[0] == "torch"
-               for scope in data.scopes.values() for bindings in scope.bindings.values() for b in bindings)
+    return any(
+        b.kind == "import" and b.qualname and b.qualname.split(".")[0] == "torch"
+        for scope in data.scopes.values()
+        for bindings in scope.bindings.values()
+        for b in bindings
+    )
 
 
 CELL_MARK = "# [devfix cell "  # the comment that opens each cell in a notebook's program (notebooks.py)
 
 
-def displayed_by_their_cells(module: cst.Module) -> FrozenSet[int]:
+def displayed_by_their_cells(module: cst.Module) -> frozenset[int]:
     """In a notebook's program, the ids of the cells' last lines that are top-level expressions:
     IPython shows their value (`m.to(device)` ending a tutorial's cell is looked at, not lost).
     Empty for a script."""
     body = module.body
     if not body or not _opens_a_cell([*module.header, *body[0].leading_lines]):
         return frozenset()  # not a notebook
-    return frozenset(id(line) for index, line in enumerate(body)
-                     if isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[-1], cst.Expr)
-                     and (index + 1 == len(body) or _opens_a_cell(body[index + 1].leading_lines)))
+    return frozenset(
+        id(line)
+        for index, line in enumerate(body)
+        if isinstance(line, cst.SimpleStatementLine)
+        and isinstance(line.body[-1], cst.Expr)
+        and (index + 1 == len(body) or _opens_a_cell(body[index + 1].leading_lines))
+    )
 
 
 def _opens_a_cell(lines) -> bool:
@@ -65,9 +73,22 @@ def is_import(statement: cst.CSTNode) -> bool:
     return False
 
 
-MODULE_GLOBALS = frozenset({"__name__", "__file__", "__doc__", "__builtins__", "__spec__", "__loader__",
-                            "__package__", "__path__", "__annotations__", "__cached__",
-                            "get_ipython", "display"})  # a script exported from a notebook runs under IPython
+MODULE_GLOBALS = frozenset(
+    {
+        "__name__",
+        "__file__",
+        "__doc__",
+        "__builtins__",
+        "__spec__",
+        "__loader__",
+        "__package__",
+        "__path__",
+        "__annotations__",
+        "__cached__",
+        "get_ipython",
+        "display",
+    }
+)  # a script exported from a notebook runs under IPython
 
 
 class _Loads(cst.CSTVisitor):
@@ -97,7 +118,9 @@ class _Loads(cst.CSTVisitor):
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
 
-def first_failure(module: cst.Module, data: Collected, missing_modules: FrozenSet[str] = frozenset()) -> Optional[cst.BaseStatement]:
+def first_failure(
+    module: cst.Module, data: Collected, missing_modules: frozenset[str] = frozenset()
+) -> cst.BaseStatement | None:
     """The first top-level statement that always raises: it imports a project module that does
     not exist (`missing_modules`, from project.py: ImportError), or it reads a name nothing has
     bound yet (a script exported from a notebook whose cells ran out of order: NameError).
@@ -120,7 +143,7 @@ def first_failure(module: cst.Module, data: Collected, missing_modules: FrozenSe
     return None
 
 
-def _imports_missing(small: cst.BaseSmallStatement, missing_modules: FrozenSet[str]) -> bool:
+def _imports_missing(small: cst.BaseSmallStatement, missing_modules: frozenset[str]) -> bool:
     if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
         return dotted_name(small.module) in missing_modules
     if isinstance(small, cst.Import):
@@ -153,13 +176,13 @@ def _unbound(name: str, order: int, bindings, data: Collected) -> bool:
 
 
 class Tree:
-    def __init__(self, module: cst.Module, data: Optional[Collected] = None) -> None:
+    def __init__(self, module: cst.Module, data: Collected | None = None) -> None:
         self.module = module
         self.data = data if data is not None else collect(module)
         self._positions = None
 
     # -- ancestry ------------------------------------------------------------------------------
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.data.parent.get(id(node))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -178,16 +201,16 @@ class Tree:
             return self.order(ancestor) < self.order(node) <= end
         return any(candidate is ancestor for candidate in self.ancestors(node))
 
-    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement line or compound statement that contains `node`."""
-        current: Optional[cst.CSTNode] = node
+        current: cst.CSTNode | None = node
         while current is not None:
             if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return current  # type: ignore[return-value]
             current = self.parent(current)
         return None
 
-    def enclosing(self, node: cst.CSTNode, types) -> Optional[cst.CSTNode]:
+    def enclosing(self, node: cst.CSTNode, types) -> cst.CSTNode | None:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, types):
                 return ancestor
@@ -217,7 +240,7 @@ class Tree:
             scope = scope.parent
         return scope
 
-    def qualname(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+    def qualname(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> str | None:
         return resolve(expr, self.scope_of(at if at is not None else expr))
 
     def body_of(self, scope: Scope) -> Sequence[cst.BaseStatement]:
@@ -227,7 +250,7 @@ class Tree:
         body = getattr(node, "body", None)
         return body.body if isinstance(body, cst.IndentedBlock) else ()
 
-    def leading_imports_end(self) -> Optional[cst.BaseStatement]:
+    def leading_imports_end(self) -> cst.BaseStatement | None:
         """The last statement of the module's leading block of imports (and docstring, and
         `pass` lines: a notebook's magics)."""
         anchor = None
@@ -240,7 +263,7 @@ class Tree:
             anchor = statement
         return anchor
 
-    def class_of_method(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+    def class_of_method(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         parent = self.parent(function)
         if isinstance(parent, cst.IndentedBlock):
             owner = self.parent(parent)
@@ -263,7 +286,7 @@ class Tree:
         return f"'{text}'" if self.prefers_single_quotes else f'"{text}"'
 
     # -- positions (only for what is reported) ---------------------------------------------------
-    def position(self, node: cst.CSTNode) -> Tuple[int, int]:
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based line and column of `node` in this (original) module."""
         if self._positions is None:
             self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)

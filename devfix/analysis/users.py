@@ -11,7 +11,7 @@ the engine joins them over the run (`gpu_only_users`), checks that nothing else 
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -19,12 +19,12 @@ from devfix.analysis.program import Program
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.tree import Tree
 
-Use = Tuple[str, str, bool]  # (defining file, top-level name, the call can run without a GPU)
+Use = tuple[str, str, bool]  # (defining file, top-level name, the call can run without a GPU)
 
 
-def calls(tree: Tree, program: Program) -> List[Use]:
+def calls(tree: Tree, program: Program) -> list[Use]:
     """Every call in the file of a top-level class or function of a project file."""
-    found: List[Use] = []
+    found: list[Use] = []
     for call in tree.data.calls:
         value = program.values.get(id(call.func))
         ref = value.ref if value is not None else None
@@ -43,21 +43,21 @@ def calls(tree: Tree, program: Program) -> List[Use]:
     return found
 
 
-def gpu_only_users(uses: Iterable[Use]) -> Dict[str, Set[str]]:
+def gpu_only_users(uses: Iterable[Use]) -> dict[str, set[str]]:
     """Per defining file, the names some call reaches and no call reaches without a GPU."""
-    runs: Set[Tuple[str, str]] = set()
-    called: Set[Tuple[str, str]] = set()
+    runs: set[tuple[str, str]] = set()
+    called: set[tuple[str, str]] = set()
     for path, name, can_run in uses:
         called.add((path, name))
         if can_run:
             runs.add((path, name))
-    found: Dict[str, Set[str]] = {}
+    found: dict[str, set[str]] = {}
     for path, name in called - runs:
         found.setdefault(path, set()).add(name)
     return found
 
 
-def named_elsewhere(module: cst.Module, names: FrozenSet[str]) -> Set[str]:
+def named_elsewhere(module: cst.Module, names: frozenset[str]) -> set[str]:
     """The names `module` mentions other than in imports, inside their own definition, and as
     the function of a call (a class handed to other code, a subclass, `isinstance`): who
     builds it then is not known."""
@@ -67,10 +67,10 @@ def named_elsewhere(module: cst.Module, names: FrozenSet[str]) -> Set[str]:
 
 
 class _Mentions(cst.CSTVisitor):
-    def __init__(self, names: FrozenSet[str]) -> None:
+    def __init__(self, names: frozenset[str]) -> None:
         self.names = names
-        self.elsewhere: Set[str] = set()
-        self.inside: List[str] = []
+        self.elsewhere: set[str] = set()
+        self.inside: list[str] = []
 
     def visit_Import(self, node) -> bool:
         return False
@@ -96,7 +96,9 @@ class _Mentions(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        name = (
+            func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        )
         if name not in self.names:
             return True
         if isinstance(func, cst.Attribute):

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import FrozenSet, Optional, Tuple, Union
+from typing import Union
 
 import libcst as cst
 
-
 # A module's identity in the heap: the id of the node that built it, or, for a value that two
 # paths built differently, the set of those ids (see `members`).
-Obj = Union[int, FrozenSet[int]]
+Obj = Union[int, frozenset[int]]
 
 
 class Place(enum.IntEnum):
@@ -36,7 +35,7 @@ class Place(enum.IntEnum):
     DEVICE = 2
     UNKNOWN = 3
 
-    def join(self, other: "Place") -> "Place":
+    def join(self, other: Place) -> Place:
         if self is other or other is Place.NONE:
             return self
         if self is Place.NONE:
@@ -70,12 +69,12 @@ class Origin:
 
     kind: str
     node: cst.CSTNode
-    name: Optional[str] = None  # the variable the value was bound to there, when one
-    loop: Optional[cst.CSTNode] = None  # for batches and slices: the loop
-    binder: Optional[cst.CSTNode] = None  # for batches: the For / Assign that bound `name`
-    device: Optional[cst.BaseExpression] = None  # for moves: the device expression used
+    name: str | None = None  # the variable the value was bound to there, when one
+    loop: cst.CSTNode | None = None  # for batches and slices: the loop
+    binder: cst.CSTNode | None = None  # for batches: the For / Assign that bound `name`
+    device: cst.BaseExpression | None = None  # for moves: the device expression used
     guarded: bool = False  # for moves: under a condition about CUDA that is a user's choice
-    source: Optional[int] = None  # for batches: the identity of the DataLoader(...) call
+    source: int | None = None  # for batches: the identity of the DataLoader(...) call
     note: str = ""
 
 
@@ -86,72 +85,74 @@ MAX_ORIGINS = 6
 class Value:
     kind: Kind
     place: Place = Place.UNKNOWN
-    origins: FrozenSet[Origin] = frozenset()
-    items: Optional[Tuple["Value", ...]] = None  # STRUCT: positional items, when known
-    keys: Optional[Tuple[Tuple[str, "Value"], ...]] = None  # STRUCT: dict items by string key
-    element: Optional["Value"] = None  # STRUCT/LOADER: the value of any item (iteration, batch[i])
-    obj: Optional[Obj] = None  # MODULE: heap identity (the place lives in the heap); see `members`
+    origins: frozenset[Origin] = frozenset()
+    items: tuple[Value, ...] | None = None  # STRUCT: positional items, when known
+    keys: tuple[tuple[str, Value], ...] | None = None  # STRUCT: dict items by string key
+    element: Value | None = None  # STRUCT/LOADER: the value of any item (iteration, batch[i])
+    obj: Obj | None = None  # MODULE: heap identity (the place lives in the heap); see `members`
     scalar: bool = False  # a 0-dim tensor built from a Python number: meets any device
     grad: bool = False  # surely requires grad (a model's output, outside no_grad)
     neutral: bool = False  # MODULE without tensors of its own (ReLU, a loss without weights)
-    cls: Optional[cst.ClassDef] = None  # MODULE/DATASET/OTHER instances of a class of this file
-    attrs: Tuple[Tuple[str, "Value"], ...] = ()  # OTHER: known attributes (argparse options)
-    qual: Optional[str] = None  # a reference to an imported name: "torch.nn.Linear"
-    ref: Optional[cst.CSTNode] = None  # a reference to a def, class or lambda of this file
-    bound: Optional["Value"] = None  # with `ref` a method: the instance it is bound to
-    flag: Optional[str] = None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant"
-    truth: Optional[bool] = None  # HOST: the value of a condition on a GPU machine run as intended
-    cpu: Optional[bool] = None  # HOST: the value of that condition on a CPU-only machine
-    text: Optional[str] = None  # HOST: a string constant
+    cls: cst.ClassDef | None = None  # MODULE/DATASET/OTHER instances of a class of this file
+    attrs: tuple[tuple[str, Value], ...] = ()  # OTHER: known attributes (argparse options)
+    qual: str | None = None  # a reference to an imported name: "torch.nn.Linear"
+    ref: cst.CSTNode | None = None  # a reference to a def, class or lambda of this file
+    bound: Value | None = None  # with `ref` a method: the instance it is bound to
+    flag: str | None = (
+        None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant"
+    )
+    truth: bool | None = None  # HOST: the value of a condition on a GPU machine run as intended
+    cpu: bool | None = None  # HOST: the value of that condition on a CPU-only machine
+    text: str | None = None  # HOST: a string constant
     member: bool = False  # TENSOR: a member of a module of unknown class (a layer, parameter or buffer)
     dp: bool = False  # MODULE: wrapped in nn.DataParallel (scatters CPU inputs itself)
     tensor_type: bool = False  # DEVICE: a tensor type (`torch.cuda.FloatTensor`), not a device
-    param: Optional[cst.CSTNode] = None  # module world: a method's parameter, unchanged (the FunctionDef)
+    param: cst.CSTNode | None = None  # module world: a method's parameter, unchanged (the FunctionDef)
 
-    def with_place(self, place: Place, origin: Optional[Origin] = None) -> "Value":
+    def with_place(self, place: Place, origin: Origin | None = None) -> Value:
         origins = frozenset({origin}) if origin is not None else self.origins
         return replace(self, place=place, origins=origins)
 
-    def evidence(self, kind: str) -> Tuple[Origin, ...]:
+    def evidence(self, kind: str) -> tuple[Origin, ...]:
         return tuple(o for o in self.origins if o.kind == kind)
 
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
 
-    def attr(self, name: str) -> Optional["Value"]:
+    def attr(self, name: str) -> Value | None:
         for key, value in self.attrs:
             if key == name:
                 return value
         return None
 
 
-def condition(truth: Optional[bool], cpu: Optional[bool], flag: Optional[str]) -> Value:
+def condition(truth: bool | None, cpu: bool | None, flag: str | None) -> Value:
     """A condition's value: its truth on a GPU machine run as intended, on a CPU-only one, and
     why ("available": an availability check, "choice": a user's option, "constant")."""
     return Value(Kind.HOST, Place.CPU, truth=truth, cpu=cpu, flag=flag)
 
 
-def availability(truth: Optional[bool] = True) -> Value:
+def availability(truth: bool | None = True) -> Value:
     """`torch.cuda.is_available()` and the like: true where a GPU is, false where none is."""
     return condition(truth, False if truth is not None else None, "available")
 
 
-def constant(truth: Optional[bool]) -> Value:
+def constant(truth: bool | None) -> Value:
     return condition(truth, truth, "constant")
 
 
 # Where a module lives, with the evidence: the heap maps a module's identity to one of these.
-Slot = Tuple[Place, FrozenSet[Origin]]
+Slot = tuple[Place, frozenset[Origin]]
 
 
-def members(obj: Obj) -> Tuple[int, ...]:
+def members(obj: Obj) -> tuple[int, ...]:
     """The modules a heap identity stands for: one, or each of the modules that two paths
     built (`if a: self.G = G1() elif b: self.G = G2()`), all moved by one `.to()` after them."""
     return tuple(sorted(obj)) if isinstance(obj, frozenset) else (obj,)
 
 
-def _union(a: Optional[Obj], b: Optional[Obj]) -> Optional[Obj]:
+def _union(a: Obj | None, b: Obj | None) -> Obj | None:
     if a is None or b is None:
         return None
     if a == b:
@@ -159,7 +160,7 @@ def _union(a: Optional[Obj], b: Optional[Obj]) -> Optional[Obj]:
     return frozenset(members(a)) | frozenset(members(b))
 
 
-def join_slots(a: Optional[Slot], b: Optional[Slot]) -> Slot:
+def join_slots(a: Slot | None, b: Slot | None) -> Slot:
     if a is None:
         return b if b is not None else (Place.UNKNOWN, frozenset())
     if b is None:
@@ -172,14 +173,14 @@ UNKNOWN = Value(Kind.OTHER, Place.UNKNOWN)
 HOST = Value(Kind.HOST, Place.CPU)
 
 
-def join(a: Optional[Value], b: Optional[Value]) -> Value:
+def join(a: Value | None, b: Value | None) -> Value:
     """The value at a point reached from two paths (branches, loop iterations, call sites)."""
     if a is None:
         return b if b is not None else UNKNOWN
     if b is None or a is b:
         return a
     if a.kind is not b.kind:
-        if a.kind is Kind.HOST and b.kind is Kind.TENSOR or b.kind is Kind.HOST and a.kind is Kind.TENSOR:
+        if (a.kind is Kind.HOST and b.kind is Kind.TENSOR) or (b.kind is Kind.HOST and a.kind is Kind.TENSOR):
             return UNKNOWN  # `x = 0` then `x = x + loss`: a number or a tensor
         return UNKNOWN
     place = a.place.join(b.place)
@@ -212,14 +213,14 @@ def join(a: Optional[Value], b: Optional[Value]) -> Value:
     )
 
 
-def derived(kind: Kind, sources, *, grad: Optional[bool] = None, scalar: bool = False, met: bool = False) -> Value:
+def derived(kind: Kind, sources, *, grad: bool | None = None, scalar: bool = False, met: bool = False) -> Value:
     """A value computed from `sources` (their places joined, their origins kept).
 
     `met`: the sources met (arithmetic, `torch.cat`...). When they conflict, CPU against the
     device, the result lives where the fix puts the CPU side: on the device. Joining to UNKNOWN
     instead would hide the next meeting until the first is fixed, and a second run would find it."""
     place = Place.NONE
-    origins: FrozenSet[Origin] = frozenset()
+    origins: frozenset[Origin] = frozenset()
     grad_out = False
     places = set()
     for source in sources:
@@ -233,9 +234,15 @@ def derived(kind: Kind, sources, *, grad: Optional[bool] = None, scalar: bool = 
         grad_out = grad_out or source.grad
     if met and places == {Place.CPU, Place.DEVICE}:
         place = Place.DEVICE
-        origins = frozenset(o for s in sources if s is not None and s.place is Place.DEVICE and not s.scalar for o in s.origins)
+        origins = frozenset(
+            o for s in sources if s is not None and s.place is Place.DEVICE and not s.scalar for o in s.origins
+        )
     if place is Place.NONE:
-        place = Place.CPU if scalar or any(s is not None and s.kind in (Kind.HOST, Kind.TENSOR) for s in sources) else Place.UNKNOWN
+        place = (
+            Place.CPU
+            if scalar or any(s is not None and s.kind in (Kind.HOST, Kind.TENSOR) for s in sources)
+            else Place.UNKNOWN
+        )
     if place is Place.UNKNOWN:
         origins = frozenset()
     if len(origins) > MAX_ORIGINS:
@@ -258,12 +265,12 @@ class Meeting:
 
     node: cst.CSTNode
     kind: str  # "call" (module call), "op" (arithmetic / combining function), "index", "host", "submodule"
-    operands: Tuple[Tuple[cst.CSTNode, Value], ...]
-    module: Optional[Value] = None  # for "call": the module called
+    operands: tuple[tuple[cst.CSTNode, Value], ...]
+    module: Value | None = None  # for "call": the module called
     detail: str = ""
-    requires: FrozenSet[int] = field(default_factory=frozenset)  # ids of operand nodes that must stay on the host
+    requires: frozenset[int] = field(default_factory=frozenset)  # ids of operand nodes that must stay on the host
 
-    def places(self) -> FrozenSet[Place]:
+    def places(self) -> frozenset[Place]:
         found = {v.place for _, v in self.operands if takes_part(v)}
         if self.module is not None and not self.module.neutral:
             found.add(self.module.place)

@@ -4,7 +4,7 @@ formats (JSON, GitHub, SARIF, GitLab, JUnit) are in `devfix.report.formats`."""
 from __future__ import annotations
 
 import difflib
-from typing import Callable, Iterable, List, Optional
+from collections.abc import Callable, Iterable
 
 from devfix.engine import Diagnostic, FileResult
 
@@ -14,7 +14,7 @@ STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix
 SUPPRESSION = "suppression"  # the code of a suppression comment that silences nothing (not a rule)
 
 
-def with_suppression_notes(results: List[FileResult]) -> None:
+def with_suppression_notes(results: list[FileResult]) -> None:
     """`check` reports suppressions that silence nothing (unknown codes, stale ones) as findings
     of their own, code `suppression`, so every format and the exit code see them. `apply`
     does not: a stale comment is not a device bug to fix."""
@@ -24,10 +24,11 @@ def with_suppression_notes(results: List[FileResult]) -> None:
         cells = result.suppression_cells or [None] * len(result.suppression_notes)
         result.diagnostics = result.diagnostics + [
             Diagnostic(line, column, SUPPRESSION, "unused-suppression", why, "no-fix", cell=cell)
-            for (line, column, why), cell in zip(result.suppression_notes, cells)]
+            for (line, column, why), cell in zip(result.suppression_notes, cells)
+        ]
 
 
-def location(path: str, line: int, column: int, cell: Optional[int] = None) -> str:
+def location(path: str, line: int, column: int, cell: int | None = None) -> str:
     """`path:line:col`, or in a notebook `path:cell N:line:col` (the line within the cell)."""
     return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
 
@@ -70,11 +71,13 @@ def unified_diff(result: FileResult) -> str:
         return ""
     path = result.path.replace("\\", "/").lstrip("/")
     if result.cells:
-        return "".join(_diff(_cell_lines(old), _cell_lines(new), f"{path}:cell {cell}") for cell, old, new in result.cells)
+        return "".join(
+            _diff(_cell_lines(old), _cell_lines(new), f"{path}:cell {cell}") for cell, old, new in result.cells
+        )
     return _diff(_decode(result.old).splitlines(keepends=True), _decode(result.new).splitlines(keepends=True), path)
 
 
-def _cell_lines(source: str) -> List[str]:
+def _cell_lines(source: str) -> list[str]:
     """A cell's lines, the last one ended like the others: Jupyter stores no final newline,
     and a diff that says so at every cell is noise."""
     lines = source.splitlines(keepends=True)
@@ -83,14 +86,14 @@ def _cell_lines(source: str) -> List[str]:
     return lines
 
 
-def _diff(old: List[str], new: List[str], path: str) -> str:
-    lines: List[str] = []
+def _diff(old: list[str], new: list[str], path: str) -> str:
+    lines: list[str] = []
     for line in _unified(old, new, f"a/{path}", f"b/{path}"):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 
 
-def _unified(old: List[str], new: List[str], fromfile: str, tofile: str, context: int = 3) -> Iterable[str]:
+def _unified(old: list[str], new: list[str], fromfile: str, tofile: str, context: int = 3) -> Iterable[str]:
     """`difflib.unified_diff`, without its "autojunk" heuristic: in files over 200 lines it
     treats frequent lines (blank ones) as junk and shows unchanged lines as replaced."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
@@ -134,7 +137,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def summary(results: List[FileResult], dry_run: bool, check_mode: bool = False) -> str:
+def summary(results: list[FileResult], dry_run: bool, check_mode: bool = False) -> str:
     """The run in one line. Unsafe fixes are counted apart ("N more fixes available with
     `--unsafe-fixes`"): they wait for a decision, not for a person's edit."""
     checked = len(results)
@@ -173,7 +176,7 @@ def summary(results: List[FileResult], dry_run: bool, check_mode: bool = False) 
     return f"{'; '.join(parts)} ({_plural(checked, 'file')} checked)."
 
 
-def undecided_line(results: List[FileResult], shown: bool) -> str:
+def undecided_line(results: list[FileResult], shown: bool) -> str:
     """What the run did not cover: meetings of values devfix could not place, which it never
     edits (a helper, a framework or a branch placed one side). Empty when there are none."""
     count = sum(len(r.undecided) for r in results if not r.error)

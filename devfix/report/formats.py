@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence
+from collections.abc import Iterable, Sequence
 from xml.etree import ElementTree
 
 from devfix import __version__
@@ -27,8 +27,13 @@ INFORMATION_URI = "https://github.com/devfix/devfix"
 
 def render(output_format: str, results: Sequence[FileResult]) -> str:
     """The whole report of `results` in `output_format` (any of FORMATS but `text`)."""
-    renderers = {"json": json_report, "github": github_report, "sarif": sarif_report,
-                 "gitlab": gitlab_report, "junit": junit_report}
+    renderers = {
+        "json": json_report,
+        "github": github_report,
+        "sarif": sarif_report,
+        "gitlab": gitlab_report,
+        "junit": junit_report,
+    }
     return renderers[output_format](results)
 
 
@@ -37,11 +42,11 @@ def _where(result: FileResult, d: Diagnostic) -> str:
     return f"{result.path}:{cell}line {d.line}, column {d.column}"
 
 
-def _sorted(result: FileResult) -> List[Diagnostic]:
+def _sorted(result: FileResult) -> list[Diagnostic]:
     return sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.line, d.column, d.code))
 
 
-def _edit_json(edit: FixEdit) -> Dict[str, object]:
+def _edit_json(edit: FixEdit) -> dict[str, object]:
     return {
         "kind": edit.kind,
         **({"cell": edit.cell} if edit.cell is not None else {}),
@@ -51,7 +56,7 @@ def _edit_json(edit: FixEdit) -> Dict[str, object]:
     }
 
 
-def _fix_json(d: Diagnostic) -> Optional[Dict[str, object]]:
+def _fix_json(d: Diagnostic) -> dict[str, object] | None:
     """The finding's fix: how safe it is, whether this run applied it, and its edits."""
     if not d.edits:
         return None
@@ -66,7 +71,7 @@ def _fix_json(d: Diagnostic) -> Optional[Dict[str, object]]:
 def json_report(results: Iterable[FileResult]) -> str:
     """A list of objects, one per finding (or file error), with the finding's range (`line`,
     `column` to `end_line`, `end_column`, exclusive), `code`, `status` and its `fix`."""
-    items: List[Dict[str, object]] = []
+    items: list[dict[str, object]] = []
     for result in results:
         if result.error:
             items.append({"path": result.path, "error": result.error})
@@ -150,30 +155,41 @@ def sarif_report(results: Sequence[FileResult]) -> str:
             problems = [(None, result.error)] if result.error else list(result.cell_errors)
             for cell, why in problems:
                 text = f"cell {cell}: {why}" if cell is not None else str(why)
-                notifications.append({
-                    "level": "error",
-                    "message": {"text": text},
-                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(result.path)}}}],
-                })
+                notifications.append(
+                    {
+                        "level": "error",
+                        "message": {"text": text},
+                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(result.path)}}}],
+                    }
+                )
             if result.error:
                 continue
         for d in _sorted(result):
-            location: Dict[str, object] = {"artifactLocation": {"uri": _uri(result.path)}}
+            location: dict[str, object] = {"artifactLocation": {"uri": _uri(result.path)}}
             if d.cell is None:
-                location["region"] = {"startLine": d.line, "startColumn": d.column,
-                                      "endLine": d.end_line or d.line, "endColumn": d.end_column or d.column}
-            item: Dict[str, object] = {
+                location["region"] = {
+                    "startLine": d.line,
+                    "startColumn": d.column,
+                    "endLine": d.end_line or d.line,
+                    "endColumn": d.end_column or d.column,
+                }
+            item: dict[str, object] = {
                 "ruleId": d.code,
                 "level": "error" if d.status == "no-fix" else "warning",
                 "message": {"text": d.message if d.cell is None else f"cell {d.cell}, line {d.line}: {d.message}"},
                 "locations": [{"physicalLocation": location}],
-                "properties": {"status": d.status, **({"cell": d.cell, "cellLine": d.line} if d.cell is not None else {})},
+                "properties": {
+                    "status": d.status,
+                    **({"cell": d.cell, "cellLine": d.line} if d.cell is not None else {}),
+                },
             }
             if d.code in index:
                 item["ruleIndex"] = index[d.code]
             found.append(item)
     run = {
-        "tool": {"driver": {"name": "devfix", "version": __version__, "informationUri": INFORMATION_URI, "rules": rules}},
+        "tool": {
+            "driver": {"name": "devfix", "version": __version__, "informationUri": INFORMATION_URI, "rules": rules}
+        },
         "results": found,
         "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
     }
@@ -198,19 +214,25 @@ def gitlab_report(results: Iterable[FileResult]) -> str:
         else:
             problems.extend(("devfix/error", f"cell {cell}: {why}", 1, "major") for cell, why in result.cell_errors)
             for d in _sorted(result):
-                text = f"{d.code} {d.message}" if d.cell is None else f"{d.code} cell {d.cell}, line {d.line}: {d.message}"
-                problems.append((d.code, text, d.line if d.cell is None else 1, "critical" if d.status == "no-fix" else "major"))
+                text = (
+                    f"{d.code} {d.message}" if d.cell is None else f"{d.code} cell {d.cell}, line {d.line}: {d.message}"
+                )
+                problems.append(
+                    (d.code, text, d.line if d.cell is None else 1, "critical" if d.status == "no-fix" else "major")
+                )
         for check, text, line, severity in problems:
             key = (result.path, check, text)
             seen[key] += 1
             fingerprint = hashlib.sha256("\0".join([*key, str(seen[key])]).encode("utf-8")).hexdigest()
-            issues.append({
-                "description": text,
-                "check_name": check,
-                "fingerprint": fingerprint,
-                "severity": severity,
-                "location": {"path": _uri(result.path), "lines": {"begin": line}},
-            })
+            issues.append(
+                {
+                    "description": text,
+                    "check_name": check,
+                    "fingerprint": fingerprint,
+                    "severity": severity,
+                    "location": {"path": _uri(result.path), "lines": {"begin": line}},
+                }
+            )
     return json.dumps(issues, indent=2)
 
 
@@ -226,14 +248,17 @@ def junit_report(results: Sequence[FileResult]) -> str:
         suite_failures = suite_errors = 0
         problems = [(None, result.error)] if result.error else list(result.cell_errors)
         for cell, why in problems:
-            case = ElementTree.SubElement(suite, "testcase", name=f"cell {cell}" if cell is not None else "read",
-                                          classname=result.path)
+            case = ElementTree.SubElement(
+                suite, "testcase", name=f"cell {cell}" if cell is not None else "read", classname=result.path
+            )
             ElementTree.SubElement(case, "error", message=str(why)).text = str(why)
             cases += 1
             suite_errors += 1
         if not result.error:
             for d in _sorted(result):
-                case = ElementTree.SubElement(suite, "testcase", name=f"{d.code} {_where(result, d)}", classname=result.path)
+                case = ElementTree.SubElement(
+                    suite, "testcase", name=f"{d.code} {_where(result, d)}", classname=result.path
+                )
                 failure = ElementTree.SubElement(case, "failure", message=d.message, type=d.code)
                 failure.text = f"{_where(result, d)}: {d.code} [{d.status}] {d.message}"
                 cases += 1
@@ -254,12 +279,12 @@ def junit_report(results: Sequence[FileResult]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
-def statistics(results: Iterable[FileResult]) -> List[Dict[str, object]]:
+def statistics(results: Iterable[FileResult]) -> list[dict[str, object]]:
     """`--statistics`: per rule found, most frequent first: its code, name, count and how the
     findings stand (`{"fixed": 3, "no-fix": 1}`)."""
     counts: Counter = Counter()
-    statuses: Dict[str, Counter] = {}
-    names: Dict[str, str] = {}
+    statuses: dict[str, Counter] = {}
+    names: dict[str, str] = {}
     for result in results:
         if result.error:
             continue
@@ -267,11 +292,13 @@ def statistics(results: Iterable[FileResult]) -> List[Dict[str, object]]:
             counts[d.code] += 1
             names[d.code] = d.name
             statuses.setdefault(d.code, Counter())[d.status] += 1
-    return [{"code": code, "name": names[code], "count": count, "statuses": dict(sorted(statuses[code].items()))}
-            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    return [
+        {"code": code, "name": names[code], "count": count, "statuses": dict(sorted(statuses[code].items()))}
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
-def statistics_lines(results: Iterable[FileResult]) -> List[str]:
+def statistics_lines(results: Iterable[FileResult]) -> list[str]:
     """`--statistics` as text: `    3  DEV002  hard-coded-cuda   (2 fixable, 1 no-fix)`."""
     lines = []
     for row in statistics(results):

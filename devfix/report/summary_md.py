@@ -8,7 +8,7 @@ hunk of this run's diff that holds the rule's first finding, so it shows the cod
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from devfix.engine import Diagnostic, FileResult
 from devfix.report import unified_diff
@@ -18,11 +18,11 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _CELL = re.compile(r":cell (\d+)$")
 
 
-def _hunks(result: FileResult) -> List[Tuple[Optional[int], int, int, str]]:
+def _hunks(result: FileResult) -> list[tuple[int | None, int, int, str]]:
     """The diff's hunks as (cell, first old line, last old line, text)."""
     hunks = []
-    cell: Optional[int] = None
-    current: List[str] = []
+    cell: int | None = None
+    current: list[str] = []
     start = end = 0
 
     def close() -> None:
@@ -52,7 +52,7 @@ def _hunks(result: FileResult) -> List[Tuple[Optional[int], int, int, str]]:
     return hunks
 
 
-def _example(result: FileResult, finding: Diagnostic) -> Optional[str]:
+def _example(result: FileResult, finding: Diagnostic) -> str | None:
     """The hunk holding the finding's first edit (a declaration is made far from the line it
     is reported at), or its position."""
     cell, line = (finding.edits[0].cell, finding.edits[0].line) if finding.edits else (finding.cell, finding.line)
@@ -64,7 +64,7 @@ def _example(result: FileResult, finding: Diagnostic) -> Optional[str]:
 
 def summary_markdown(results: Sequence[FileResult], dry_run: bool) -> str:
     """The Markdown summary of the fixes of `results` (fixed or, in a dry run, to be fixed)."""
-    by_rule: Dict[str, List[Tuple[FileResult, Diagnostic]]] = {}
+    by_rule: dict[str, list[tuple[FileResult, Diagnostic]]] = {}
     for result in results:
         if result.error:
             continue
@@ -78,9 +78,13 @@ def summary_markdown(results: Sequence[FileResult], dry_run: bool) -> str:
     if not total:
         lines.append(f"No fixes ({len(results)} file{'s' * (len(results) != 1)} checked).")
         return "\n".join(lines) + "\n"
-    lines += [f"devfix {verb} {total} problem{'s' * (total != 1)} in {len(files)} file{'s' * (len(files) != 1)} "
-              f"({len(results)} checked).", "",
-              "| Rule | Fixes | What it fixes |", "| --- | --- | --- |"]
+    lines += [
+        f"devfix {verb} {total} problem{'s' * (total != 1)} in {len(files)} file{'s' * (len(files) != 1)} "
+        f"({len(results)} checked).",
+        "",
+        "| Rule | Fixes | What it fixes |",
+        "| --- | --- | --- |",
+    ]
     order = sorted(by_rule, key=lambda code: (-len(by_rule[code]), code))
     for code in order:
         rule = BY_CODE.get(code)

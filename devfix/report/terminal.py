@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Callable, Iterator, Optional
+from collections.abc import Iterator
+from typing import Callable
 
 import click
 
@@ -29,7 +30,7 @@ def no_color() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
-def echo_color() -> Optional[bool]:
+def echo_color() -> bool | None:
     """click.echo's `color`: None lets click decide by the stream (a terminal or not)."""
     return False if no_color() else None
 

@@ -4,7 +4,7 @@ rule table and of findings at the same position."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Type
+from collections.abc import Sequence
 
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.dev001_device_declaration import DeviceDeclaration
@@ -23,7 +23,7 @@ from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
 from devfix.rules.dev014_loader_not_pinned import LoaderNotPinned
 from devfix.rules.dev015_legacy_cuda_idiom import LegacyCudaIdiom
 
-ALL_RULES: List[Type[Rule]] = [
+ALL_RULES: list[type[Rule]] = [
     DeviceDeclaration,
     HardCodedCuda,
     ModelPlacement,
@@ -41,11 +41,11 @@ ALL_RULES: List[Type[Rule]] = [
     LegacyCudaIdiom,
 ]
 
-BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
-BY_NAME: Dict[str, Type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
 
-def lookup(selector: str) -> List[Type[Rule]]:
+def lookup(selector: str) -> list[type[Rule]]:
     """Rules matching a code (`DEV003`), a prefix (`DEV00`), `ALL`, or a kebab-case name."""
     selector = selector.strip()
     if selector.upper() == "ALL":
@@ -58,7 +58,9 @@ def lookup(selector: str) -> List[Type[Rule]]:
     return matches
 
 
-def enabled_rules(select: Sequence[str] = (), extend_select: Sequence[str] = (), ignore: Sequence[str] = ()) -> List[Type[Rule]]:
+def enabled_rules(
+    select: Sequence[str] = (), extend_select: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> list[type[Rule]]:
     """The rules to run, in code order."""
     if select:
         chosen = {rule for selector in select for rule in lookup(selector)}

@@ -12,9 +12,9 @@ exist yet carries the declaration it needs (`requests`); the engine inserts each
 from __future__ import annotations
 
 import re
-
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
+from typing import ClassVar
 
 import libcst as cst
 
@@ -29,17 +29,17 @@ class Example:
     """`before` must be reported; when `after` is given, the fix must produce it."""
 
     before: str
-    after: Optional[str] = None
+    after: str | None = None
 
 
 @dataclass(eq=False)
 class Finding:
-    rule: "Rule"
+    rule: Rule
     node: cst.CSTNode  # a node of the original tree: the finding's position
     message: str
-    edits: Tuple[Edit, ...] = ()
+    edits: tuple[Edit, ...] = ()
     hint: str = ""  # what to do by hand, for findings without a fix
-    requests: Tuple[DeclarationRequest, ...] = ()  # device declarations the fix needs
+    requests: tuple[DeclarationRequest, ...] = ()  # device declarations the fix needs
 
     @property
     def fixable(self) -> bool:
@@ -75,9 +75,15 @@ class Rule:
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError
 
-    def finding(self, node: cst.CSTNode, message: str, edits: Sequence[Edit] = (), hint: str = "",
-                device: Optional[DeviceChoice] = None) -> Finding:
-        requests: Tuple[DeclarationRequest, ...] = ()
+    def finding(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        edits: Sequence[Edit] = (),
+        hint: str = "",
+        device: DeviceChoice | None = None,
+    ) -> Finding:
+        requests: tuple[DeclarationRequest, ...] = ()
         if device is not None and device.request is not None and edits:
             requests = (device.request,)
         # one finding, one line: a quoted expression that spans lines reads as one
@@ -118,7 +124,7 @@ def names_list(names: Sequence[str]) -> str:
     return ", ".join(f"'{name}'" for name in names)
 
 
-__all__: List[str] = ["Example", "Finding", "Rule", "RuleContext", "names_list", "plural"]
+__all__: list[str] = ["Example", "Finding", "Rule", "RuleContext", "names_list", "plural"]
 
 
 def _one_line(text: str) -> str:

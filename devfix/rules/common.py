@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
 from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.values import Kind, Origin
 
-ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.Integer,
+    cst.Float,
+)
 
 
 def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -48,7 +57,7 @@ def replace_arg_value(call: cst.Call, arg: cst.Arg, value: cst.BaseExpression) -
     return call.with_changes(args=args)
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg
@@ -57,7 +66,9 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
 
 def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
     """Append `name=value` to a call, keeping the layout of a multi-line argument list."""
-    new_arg = cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    new_arg = cst.Arg(
+        value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    )
     args = list(call.args)
     if not args:
         return call.with_changes(args=[new_arg])
@@ -76,7 +87,7 @@ def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Cal
     return call.with_changes(args=[*args, new_arg])
 
 
-def assigned_name(facts, node: cst.CSTNode) -> Optional[str]:
+def assigned_name(facts, node: cst.CSTNode) -> str | None:
     """The target a value is assigned to, through method chains and wrappers:
     `model = nn.DataParallel(Net()).to(device)` -> "model" for `Net()`."""
     tree = facts.tree
@@ -96,7 +107,7 @@ def assigned_name(facts, node: cst.CSTNode) -> Optional[str]:
 
 
 def describe_built(facts, call: cst.CSTNode) -> str:
-    """"model 'net'", "loss 'criterion'", or the constructor's code."""
+    """ "model 'net'", "loss 'criterion'", or the constructor's code."""
     value = facts.value(call)
     name = assigned_name(facts, call)
     kind = "loss" if value is not None and value.kind is Kind.MODULE and _is_loss(facts, call) else "model"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ PLACING_KEYWORDS = ("device", "map_location")
 class DeviceDeclaration(Rule):
     code = "DEV001"
     name = "device-declaration"
-    summary = "A fix needs a device variable and none is in reach, or `torch.device(\"cuda\")` is hard-coded."
+    summary = 'A fix needs a device variable and none is in reach, or `torch.device("cuda")` is hard-coded.'
     why = """
 Every other fix writes `.to(device)`: the program needs exactly one device variable, chosen
 at run time, so that it uses the GPU where there is one and still runs on a CPU-only
@@ -79,24 +79,28 @@ model = nn.Linear(4, 2).to(device)
                         yield finding
 
     # -- declarations the fixes of other rules need (built by the engine) ------------------------
-    def declare(self, ctx: RuleContext, request: DeclarationRequest, users: List[str]) -> Finding:
+    def declare(self, ctx: RuleContext, request: DeclarationRequest, users: list[str]) -> Finding:
         facts = ctx.facts
         declaration = ctx.statement(f"device = {request.code}")
         scope = request.scope
         where = "the module" if scope.kind == "module" else f"function '{scope.node.name.value}'"  # type: ignore[union-attr]
-        edits: List[Edit] = []
+        edits: list[Edit] = []
         if scope.kind == "module":
             declaration = declaration.with_changes(leading_lines=[cst.EmptyLine()])
         if request.needs_torch_import:
             anchor = facts.tree.leading_imports_end()
             assert anchor is not None
             edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
-        edits.append(InsertBefore(request.anchor, [declaration]) if request.before else InsertAfter(request.anchor, [declaration]))
+        edits.append(
+            InsertBefore(request.anchor, [declaration])
+            if request.before
+            else InsertAfter(request.anchor, [declaration])
+        )
         message = f"no device variable in reach in {where}, needed by {', '.join(sorted(set(users)))}; declaring `device = {request.code}`"
         return self.finding(request.node, message, edits)
 
     # -- torch.device("cuda") -------------------------------------------------------------------------
-    def _hard_coded(self, ctx: RuleContext, binding: Binding) -> Optional[Finding]:
+    def _hard_coded(self, ctx: RuleContext, binding: Binding) -> Finding | None:
         facts = ctx.facts
         if binding.kind != "assign" or binding.value is None:
             return None
@@ -111,11 +115,15 @@ model = nn.Linear(4, 2).to(device)
         if not self._places(ctx, binding):
             return None  # only compared or used as a key: its CUDA-ness may be the point
         torch = facts.devices.torch_name()
-        edits: List[Edit] = []
+        edits: list[Edit] = []
         if facts.devices.torch_alias() is None:
             anchor = facts.tree.leading_imports_end()
             if anchor is None or "torch" in facts.data.module_scope.bindings:
-                return self.finding(binding.node, self._message(binding, cuda), hint="use `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`")
+                return self.finding(
+                    binding.node,
+                    self._message(binding, cuda),
+                    hint='use `torch.device("cuda" if torch.cuda.is_available() else "cpu")`',
+                )
             edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
         cpu = cst.SimpleString(f"{cuda.quote}cpu{cuda.quote}")
         conditional = cst.IfExp(test=ctx.expression(f"{torch}.cuda.is_available()"), body=cuda, orelse=cpu)
@@ -134,7 +142,9 @@ model = nn.Linear(4, 2).to(device)
             func = call.func
             moving = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
             for arg in call.args:
-                placing = arg.keyword is not None and arg.keyword.value in PLACING_KEYWORDS or arg.keyword is None and moving
+                placing = (arg.keyword is not None and arg.keyword.value in PLACING_KEYWORDS) or (
+                    arg.keyword is None and moving
+                )
                 if not placing:
                     continue
                 root = arg.value
@@ -154,19 +164,26 @@ model = nn.Linear(4, 2).to(device)
         for call in tree.data.calls:
             name = dotted_name(call.func) or ""
             overrides = name == "exec" or (
-                name.endswith(".update") and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call)
+                name.endswith(".update")
+                and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Call)
                 and dotted_name(call.func.value.func) in ("globals", "vars")
             )
             if overrides and tree.order(call) > binding.order and tree.function_scope_of(call).kind == "module":
                 return True
         return False
 
-    def _cuda_string(self, ctx: RuleContext, value: cst.BaseExpression) -> Optional[cst.SimpleString]:
+    def _cuda_string(self, ctx: RuleContext, value: cst.BaseExpression) -> cst.SimpleString | None:
         if is_cuda_string(value):
             return value  # type: ignore[return-value]
         if isinstance(value, cst.Call):
             callee = ctx.facts.value(value.func)
-            if callee is not None and callee.qual == "torch.device" and len(value.args) == 1 and value.args[0].keyword is None:
+            if (
+                callee is not None
+                and callee.qual == "torch.device"
+                and len(value.args) == 1
+                and value.args[0].keyword is None
+            ):
                 if is_cuda_string(value.args[0].value):
                     return value.args[0].value  # type: ignore[return-value]
         return None
@@ -176,7 +193,12 @@ def _hard_coded_device(value) -> bool:
     """`torch.device("cuda")` or a plain `"cuda:0"` string: CUDA whatever the machine."""
     if value.kind is Kind.DEVICE:
         return value.place is Place.DEVICE and value.flag == "hard"
-    return value.kind is Kind.HOST and value.flag in (None, "constant") and value.text is not None and is_cuda_text(value.text)
+    return (
+        value.kind is Kind.HOST
+        and value.flag in (None, "constant")
+        and value.text is not None
+        and is_cuda_text(value.text)
+    )
 
 
 def is_cuda_text(text: str) -> bool:

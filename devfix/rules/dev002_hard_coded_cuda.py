@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ NO_DEVICE_HINT = "declare a device (`device = torch.device(...)`) and use it ins
 class HardCodedCuda(Rule):
     code = "DEV002"
     name = "hard-coded-cuda"
-    summary = "`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"` and other CUDA-only code crash on a CPU-only machine."
+    summary = '`.cuda()`, `.to("cuda")`, `device="cuda"` and other CUDA-only code crash on a CPU-only machine.'
     why = """
 A hard-coded `.cuda()` or `"cuda"` makes the script die on a machine without a GPU
 ("Torch not compiled with CUDA enabled" / "No CUDA GPUs are available"), and ignores the
@@ -89,12 +89,15 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
     @staticmethod
     def _distributed(ctx: RuleContext) -> bool:
         return any(
-            (ctx.facts.value(call.func) is not None and (ctx.facts.value(call.func).qual or "").endswith("init_process_group"))
+            (
+                ctx.facts.value(call.func) is not None
+                and (ctx.facts.value(call.func).qual or "").endswith("init_process_group")
+            )
             for call in ctx.facts.data.calls
         )
 
     # -- calls -------------------------------------------------------------------------------------
-    def _check_call(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
+    def _check_call(self, ctx: RuleContext, call: cst.Call) -> Finding | None:
         facts = ctx.facts
         func = call.func
         callee = facts.value(func)
@@ -118,15 +121,23 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 # tensor itself, which the later in-place write would then change under autograd
                 receiver_value = facts.value(func.value)
                 if receiver_value is None or receiver_value.place is not Place.CPU:
-                    return self.finding(call, f"{message}, and `{receiver}` is changed in place elsewhere", hint=COPY_HINT)
-                return self._fix(ctx, call, f"{message} (a copy: `{receiver}` is changed in place elsewhere)",
-                                 lambda device: self._cuda_to_to(ctx, call, device, copy=True))
+                    return self.finding(
+                        call, f"{message}, and `{receiver}` is changed in place elsewhere", hint=COPY_HINT
+                    )
+                return self._fix(
+                    ctx,
+                    call,
+                    f"{message} (a copy: `{receiver}` is changed in place elsewhere)",
+                    lambda device: self._cuda_to_to(ctx, call, device, copy=True),
+                )
             return self._fix(ctx, call, message, lambda device: self._cuda_to_to(ctx, call, device))
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
                     return self._fix(
-                        ctx, call, f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
+                        ctx,
+                        call,
+                        f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
                         lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
                     )
                 break
@@ -136,11 +147,16 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 continue
             if name == "map_location" and qual not in api.LOADS:
                 continue
-            if name == "device" and not ((qual or "").startswith("torch.") or _is_tensor_method(func)
-                                         or _project_device_parameter(ctx, callee, name)):
+            if name == "device" and not (
+                (qual or "").startswith("torch.")
+                or _is_tensor_method(func)
+                or _project_device_parameter(ctx, callee, name)
+            ):
                 continue
             return self._fix(
-                ctx, call, f"`{name}={facts.code(arg.value)}` hard-codes CUDA",
+                ctx,
+                call,
+                f"`{name}={facts.code(arg.value)}` hard-codes CUDA",
                 lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
             )
         return None
@@ -173,8 +189,13 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         new = move_to(call.func.value, ctx.expression(device))  # type: ignore[attr-defined]
         extra = [non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if non_blocking is not None else []
         if copy:
-            extra.append(cst.Arg(cst.Name("True"), keyword=cst.Name("copy"),
-                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            extra.append(
+                cst.Arg(
+                    cst.Name("True"),
+                    keyword=cst.Name("copy"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                )
+            )
         if extra:
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             args = [new.args[0], *extra]
@@ -192,19 +213,25 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         return False
 
     # -- CUDA-only constructs ----------------------------------------------------------------------
-    def _guard(self, ctx: RuleContext, call: cst.Call, qual: str) -> Optional[Finding]:
+    def _guard(self, ctx: RuleContext, call: cst.Call, qual: str) -> Finding | None:
         """`torch.cuda.set_device(i)`, `torch.cuda.synchronize()` alone on a line: only where CUDA is."""
         tree = ctx.facts.tree
         statement = tree.statement_of(call)
         message = f"`{ctx.facts.code(call.func)}(...)` fails without a GPU"
-        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
-                and statement.body[0].value is call):
+        if not (
+            isinstance(statement, cst.SimpleStatementLine)
+            and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and statement.body[0].value is call
+        ):
             return self.finding(call, message, hint="call it only `if torch.cuda.is_available():`")
         torch = ctx.facts.devices.torch_name()
         alone = tree.code(statement.with_changes(leading_lines=())).strip()  # its comments stay above the `if`
         guarded = ctx.statement(f"if {torch}.cuda.is_available():\n    {alone}\n")
         guarded = guarded.with_changes(leading_lines=statement.leading_lines)
-        return self.finding(call, f"{message}; called only where CUDA is available", [ReplaceStatement(statement, [guarded])])
+        return self.finding(
+            call, f"{message}; called only where CUDA is available", [ReplaceStatement(statement, [guarded])]
+        )
 
     def _cuda_types(self, ctx: RuleContext) -> Iterator[Finding]:
         """`torch.cuda.FloatTensor` used where there may be no GPU becomes the conditional form."""
@@ -225,8 +252,9 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
 
 
-
-COPY_HINT = "use `.to(device, copy=True)` where it is a CPU tensor (`.to` returns the tensor itself when it is already there)"
+COPY_HINT = (
+    "use `.to(device, copy=True)` where it is a CPU tensor (`.to` returns the tensor itself when it is already there)"
+)
 
 
 def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -242,15 +270,25 @@ def _changed_in_place(ctx: RuleContext, receiver: cst.BaseExpression) -> bool:
     if name is None:
         return False
     facts = ctx.facts
-    owner = facts.tree.enclosing(receiver, cst.ClassDef if name.startswith("self.") else cst.FunctionDef) or facts.tree.module
+    owner = (
+        facts.tree.enclosing(receiver, cst.ClassDef if name.startswith("self.") else cst.FunctionDef)
+        or facts.tree.module
+    )
     inside = lambda node: owner is facts.tree.module or facts.tree.is_inside(node, owner)  # noqa: E731
     for call in facts.data.calls:
         func = call.func
-        if (isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-                and dotted_name(_base(func.value)) == name and inside(call)):
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value.endswith("_")
+            and not func.attr.value.startswith("_")
+            and dotted_name(_base(func.value)) == name
+            and inside(call)
+        ):
             return True
     for assign in facts.data.assigns:
-        if any(isinstance(t.target, cst.Subscript) and dotted_name(_base(t.target)) == name for t in assign.targets) and inside(assign):
+        if any(
+            isinstance(t.target, cst.Subscript) and dotted_name(_base(t.target)) == name for t in assign.targets
+        ) and inside(assign):
             return True
     for other in facts.data.other_assigns:
         if isinstance(other, cst.AugAssign) and dotted_name(_base(other.target)) == name and inside(other):
@@ -280,7 +318,14 @@ def _cuda_type_references(facts):
 
 
 def _is_tensor_method(func: cst.BaseExpression) -> bool:
-    return isinstance(func, cst.Attribute) and func.attr.value in ("to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+    return isinstance(func, cst.Attribute) and func.attr.value in (
+        "to",
+        "new_zeros",
+        "new_ones",
+        "new_empty",
+        "new_full",
+        "new_tensor",
+    )
 
 
 def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
@@ -294,8 +339,6 @@ def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
             if any(b.kind == "param" for b in bindings):
                 return True
     return False
-
-
 
 
 def _project_device_parameter(ctx: RuleContext, callee, name: str) -> bool:

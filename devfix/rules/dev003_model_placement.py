@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -88,15 +88,21 @@ for x, y in loader:
             relative = facts.devices.relative(call, move.meetings)
             if relative is None:
                 return self.finding(call, message, hint=NO_DEVICE_HINT)
-            return self.finding(call, f"{message}; moved to `{relative}` where it is built", [Replace(call, move_to(call, ctx.expression(relative)))])
+            return self.finding(
+                call,
+                f"{message}; moved to `{relative}` where it is built",
+                [Replace(call, move_to(call, ctx.expression(relative)))],
+            )
         device = facts.devices.at(call, self.code, move.evidence)
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         new = move_to(call, ctx.expression(device.code))
-        return self.finding(call, f"{message}; moved to `{device.code}` where it is built", [Replace(call, new)], device=device)
+        return self.finding(
+            call, f"{message}; moved to `{device.code}` where it is built", [Replace(call, new)], device=device
+        )
 
     # -- moved, but after an optimizer was built ---------------------------------------------------
-    def _moved_after_optimizer(self, ctx: RuleContext, optimizer: OptimizerInfo, moved: set) -> Optional[Finding]:
+    def _moved_after_optimizer(self, ctx: RuleContext, optimizer: OptimizerInfo, moved: set) -> Finding | None:
         facts = ctx.facts
         tree = facts.tree
         module = optimizer.module
@@ -104,8 +110,11 @@ for x, y in loader:
             return None
         # SGD, Adam...: their state is made at the first step, wherever the parameters are then,
         # unless it was loaded (`optimizer.load_state_dict`) while the parameters were on the CPU
-        loads = [call for call, value in facts.program.optimizer_loads
-                 if value.obj == module.obj and (value.place is Place.CPU or _at_construction(facts, call))]
+        loads = [
+            call
+            for call, value in facts.program.optimizer_loads
+            if value.obj == module.obj and (value.place is Place.CPU or _at_construction(facts, call))
+        ]
         if optimizer.qual not in EAGER_STATE_OPTIMIZERS and not loads:
             return None
         constructs = [o for o in module.origins if o.kind == "construct"]
@@ -113,7 +122,8 @@ for x, y in loader:
             return None
         build = constructs[0].node
         later = [
-            (call, value) for call, value, place in facts.program.module_moves
+            (call, value)
+            for call, value, place in facts.program.module_moves
             if value.obj == module.obj and place is Place.DEVICE and tree.order(call) > tree.order(optimizer.call)
         ]
         if not later:
@@ -126,17 +136,23 @@ for x, y in loader:
         across = tree.parent(statement) is not tree.parent(build_statement)
         if across and not _moved_in_a_later_method(facts, module, build_statement, statement):
             return None
-        if not across and optimizer.qual not in EAGER_STATE_OPTIMIZERS \
-                and not any(tree.order(optimizer.call) < tree.order(load) < tree.order(call) for load in loads):
+        if (
+            not across
+            and optimizer.qual not in EAGER_STATE_OPTIMIZERS
+            and not any(tree.order(optimizer.call) < tree.order(load) < tree.order(call) for load in loads)
+        ):
             return None  # the state was loaded somewhere else than between the optimizer and the move
         if not across and _called_between(tree, call.func.value, build_statement, statement):  # type: ignore[union-attr]
             # trained or run on the CPU before the move (a notebook that moves it later on
             # purpose): moving it where it is built would change what those calls meet
-            return self.finding(call, f"{describe_built(facts, build)} is moved to the device after an optimizer was built "
-                                      f"from its parameters (line {tree.position(optimizer.call)[0]}) and after it was "
-                                      "used on the CPU; its optimizer state stays on the CPU",
-                                hint="move the model to the device where it is built, and its inputs with it")
-        evidence = [o for o in facts.value(call).origins] if facts.value(call) is not None else []
+            return self.finding(
+                call,
+                f"{describe_built(facts, build)} is moved to the device after an optimizer was built "
+                f"from its parameters (line {tree.position(optimizer.call)[0]}) and after it was "
+                "used on the CPU; its optimizer state stays on the CPU",
+                hint="move the model to the device where it is built, and its inputs with it",
+            )
+        evidence = list(facts.value(call).origins) if facts.value(call) is not None else []
         device = facts.devices.at(build, self.code, evidence)
         if across and device is not None and not _set_before(tree, device.code, build_statement):
             device = None  # `self.device` is set after the model is built in `__init__`
@@ -151,13 +167,17 @@ for x, y in loader:
                 f"(line {tree.position(loads[0])[0]}); the loaded state stays on the CPU"
             )
         if device is None:
-            return self.finding(call, message, hint="move the model to the device where it is built, before the optimizer")
+            return self.finding(
+                call, message, hint="move the model to the device where it is built, before the optimizer"
+            )
         new = move_to(build, ctx.expression(device.code))
         if across:
             # the other method's move stays: it runs again after anything that took the model
             # back to the CPU (a `save` that calls `self.model.cpu()`), and is a no-op otherwise
             return self.finding(call, f"{message}; also moved where it is built", [Replace(build, new)], device=device)
-        return self.finding(call, f"{message}; moved where it is built", [Replace(build, new), Remove(statement)], device=device)
+        return self.finding(
+            call, f"{message}; moved where it is built", [Replace(build, new), Remove(statement)], device=device
+        )
 
     @staticmethod
     def _alone(statement: cst.BaseStatement, call: cst.Call) -> bool:
@@ -183,7 +203,7 @@ EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.
 
 def _plain_reference(expr: cst.BaseExpression) -> bool:
     """`model` or `self.model`: a name, or an attribute of a name."""
-    return isinstance(expr, cst.Name) or isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+    return isinstance(expr, cst.Name) or (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name))
 
 
 def _called_between(tree, callee: cst.BaseExpression, first: cst.CSTNode, last: cst.CSTNode) -> bool:
@@ -208,7 +228,12 @@ def _moved_in_a_later_method(facts, module, build: cst.BaseStatement, move: cst.
         return False
     for meeting in facts.program.meetings.values():
         called = meeting.module
-        if meeting.kind == "call" and called is not None and called.obj == module.obj and called.place is not Place.DEVICE:
+        if (
+            meeting.kind == "call"
+            and called is not None
+            and called.obj == module.obj
+            and called.place is not Place.DEVICE
+        ):
             return False
     return True
 
@@ -234,7 +259,12 @@ def _set_before(tree, device: str, build: cst.BaseStatement) -> bool:
         for small in getattr(statement, "body", ()):
             if isinstance(small, (cst.Assign, cst.AnnAssign)):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                if any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == parts[0]
-                       and t.attr.value == parts[1] for t in targets):
+                if any(
+                    isinstance(t, cst.Attribute)
+                    and isinstance(t.value, cst.Name)
+                    and t.value.value == parts[0]
+                    and t.attr.value == parts[1]
+                    for t in targets
+                ):
                     return True
     return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -78,7 +78,7 @@ for epoch in range(epochs):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        groups: Dict[int, List[Move]] = {}
+        groups: dict[int, list[Move]] = {}
         for move in ctx.facts.plan.by_rule(self.code):
             origin = move.origin
             if origin.kind == "batch" and origin.binder is not None:
@@ -89,7 +89,7 @@ for epoch in range(epochs):
             yield self._batch(ctx, moves)
 
     # -- batches a loop yields -----------------------------------------------------------------------
-    def _batch(self, ctx: RuleContext, moves: List[Move]) -> Finding:
+    def _batch(self, ctx: RuleContext, moves: list[Move]) -> Finding:
         facts = ctx.facts
         binder = moves[0].origin.binder
         assert binder is not None
@@ -112,17 +112,23 @@ for epoch in range(epochs):
         non_blocking = plan is not None and plan.pins_after
         code = self._transfer(ctx, binder, names, device.code, non_blocking)
         if code is None:
-            return self.finding(node, f"{message}; the batch is used through attributes devfix cannot move", hint=NO_DEVICE_HINT)
+            return self.finding(
+                node, f"{message}; the batch is used through attributes devfix cannot move", hint=NO_DEVICE_HINT
+            )
         statement = ctx.statement(code)
         edit = InsertAfter(anchor, [statement]) if after else InsertBefore(anchor, [statement])
         where = "where the batch is unpacked" if after else "at the top of the loop"
         return self.finding(node, f"{message}; moved to `{device.code}` {where}", [edit], device=device)
 
     @staticmethod
-    def _ordered_names(binder: cst.CSTNode, names: List[str]) -> List[str]:
+    def _ordered_names(binder: cst.CSTNode, names: list[str]) -> list[str]:
         """The names in the order the loop target (or unpacking) writes them."""
-        target = binder.target if isinstance(binder, cst.For) else (binder.targets[0].target if isinstance(binder, cst.Assign) else None)
-        order: List[str] = []
+        target = (
+            binder.target
+            if isinstance(binder, cst.For)
+            else (binder.targets[0].target if isinstance(binder, cst.Assign) else None)
+        )
+        order: list[str] = []
         stack = [target] if target is not None else []
         while stack:
             current = stack.pop(0)
@@ -138,7 +144,11 @@ for epoch in range(epochs):
     def _source(self, ctx: RuleContext, binder: cst.CSTNode) -> str:
         if isinstance(binder, cst.For):
             iterable = binder.iter
-            while isinstance(iterable, cst.Call) and iterable.args and isinstance(iterable.func, (cst.Name, cst.Attribute)):
+            while (
+                isinstance(iterable, cst.Call)
+                and iterable.args
+                and isinstance(iterable.func, (cst.Name, cst.Attribute))
+            ):
                 name = iterable.func.value if isinstance(iterable.func, cst.Name) else iterable.func.attr.value
                 if name not in WRAPPERS:
                     break
@@ -149,7 +159,7 @@ for epoch in range(epochs):
         return "the batch"
 
     @staticmethod
-    def _anchor(ctx: RuleContext, binder: cst.CSTNode) -> Tuple[Optional[cst.BaseStatement], bool]:
+    def _anchor(ctx: RuleContext, binder: cst.CSTNode) -> tuple[cst.BaseStatement | None, bool]:
         tree = ctx.facts.tree
         if isinstance(binder, cst.For):
             if isinstance(binder.body, cst.IndentedBlock) and binder.body.body:
@@ -161,7 +171,9 @@ for epoch in range(epochs):
         return None, False
 
     @staticmethod
-    def _transfer(ctx: RuleContext, binder: cst.CSTNode, names: List[str], device: str, non_blocking: bool) -> Optional[str]:
+    def _transfer(
+        ctx: RuleContext, binder: cst.CSTNode, names: list[str], device: str, non_blocking: bool
+    ) -> str | None:
         """The one statement that moves the batch, in the user's names."""
         program = ctx.facts.program
         args = f"{device}, non_blocking=True" if non_blocking else device
@@ -193,4 +205,6 @@ for epoch in range(epochs):
         if device is None:
             return self.finding(node, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         new = move_to(node, ctx.expression(device.code))  # type: ignore[arg-type]
-        return self.finding(node, f"{message}; moved to `{device.code}` where it is made", [Replace(node, new)], device=device)
+        return self.finding(
+            node, f"{message}; moved to `{device.code}` where it is made", [Replace(node, new)], device=device
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -78,4 +78,6 @@ loader = DataLoader(dataset, batch_size=32)
 
     def _pin(self, plan: LoaderPlan) -> Finding:
         message = "the batches of this DataLoader are moved to the device by devfix: `pin_memory=True` lets the transfers be `non_blocking`"
-        return self.finding(plan.call, message, [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))])
+        return self.finding(
+            plan.call, message, [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))]
+        )

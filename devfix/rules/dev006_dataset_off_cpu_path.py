@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List
+from collections.abc import Iterator
 
 from devfix.analysis.datasets import LoaderPlan, Transfer
 from devfix.edits import Replace
@@ -72,9 +72,9 @@ for x, y in loader:
         facts = ctx.facts
         plans = sorted(facts.loader_plans.values(), key=lambda p: facts.tree.order(p.call))
         # A transfer in a dataset class feeding several loaders is hoisted only if every one agrees.
-        verdicts: Dict[int, List[bool]] = {}
-        transfers: Dict[int, Transfer] = {}
-        owner: Dict[int, LoaderPlan] = {}
+        verdicts: dict[int, list[bool]] = {}
+        transfers: dict[int, Transfer] = {}
+        owner: dict[int, LoaderPlan] = {}
         for plan in plans:
             for transfer in plan.hoist + plan.blocked:
                 verdicts.setdefault(id(transfer.call), []).append(transfer in plan.hoist)
@@ -84,13 +84,22 @@ for x, y in loader:
             if all(verdicts[key]):
                 yield self._hoist(ctx, transfer, owner[key])
             else:
-                reason = transfer.reason or "the same dataset feeds a loader whose batches devfix cannot see being moved"
-                yield self.finding(transfer.call, f"{self._what(ctx, transfer)} cannot be moved out of the dataset with certainty: {reason}",
-                                   hint="move the tensor to the device in the training loop instead")
+                reason = (
+                    transfer.reason or "the same dataset feeds a loader whose batches devfix cannot see being moved"
+                )
+                yield self.finding(
+                    transfer.call,
+                    f"{self._what(ctx, transfer)} cannot be moved out of the dataset with certainty: {reason}",
+                    hint="move the tensor to the device in the training loop instead",
+                )
         for plan in plans:
             if plan.workers_on_device and not plan.blocked:
-                message = "worker processes (`num_workers`) over a dataset whose tensors live on the device fail (\"Cannot re-initialize CUDA in forked subprocess\")"
-                yield self.finding(plan.call, message, hint="use `num_workers=0` with data on the device, or `--dataset-placement pinned`")
+                message = 'worker processes (`num_workers`) over a dataset whose tensors live on the device fail ("Cannot re-initialize CUDA in forked subprocess")'
+                yield self.finding(
+                    plan.call,
+                    message,
+                    hint="use `num_workers=0` with data on the device, or `--dataset-placement pinned`",
+                )
 
     def _what(self, ctx: RuleContext, transfer: Transfer) -> str:
         code = ctx.facts.code(transfer.call)
@@ -105,6 +114,8 @@ for x, y in loader:
         if plan.on_device_after:
             then = "removed: the dataset's tensors already live on the device"
         else:
-            then = "moved out: the loop moves each batch" + (" from pinned memory" if mode == "pinned" and plan.pins_after else "")
+            then = "moved out: the loop moves each batch" + (
+                " from pinned memory" if mode == "pinned" and plan.pins_after else ""
+            )
         message = f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and pinning); {then}"
         return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])

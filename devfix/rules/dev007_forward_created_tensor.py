@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -17,7 +17,9 @@ NO_DEVICE_HINT = "pass `device=` of an input tensor, or register the tensor as a
 class ForwardCreatedTensor(Rule):
     code = "DEV007"
     name = "forward-created-tensor"
-    summary = "A tensor factory without `device=` inside a module's method creates a CPU tensor that meets GPU activations."
+    summary = (
+        "A tensor factory without `device=` inside a module's method creates a CPU tensor that meets GPU activations."
+    )
     why = """
 `torch.zeros(...)` and the other factories allocate on the CPU unless told otherwise. Inside
 `forward` (or `init_hidden`) of a module that runs on the GPU, the new tensor meets GPU
@@ -74,7 +76,11 @@ def forward(self, x):
         call = move.origin.node
         method = facts.tree.enclosing(call, cst.FunctionDef)
         klass = facts.tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
-        where = f"`{klass.name.value}.{method.name.value}`" if klass is not None and method is not None else "a module's method"
+        where = (
+            f"`{klass.name.value}.{method.name.value}`"
+            if klass is not None and method is not None
+            else "a module's method"
+        )
         made = f"`{facts.code(call.func)}(...)`" if isinstance(call, cst.Call) else f"`{facts.code(call, 40)}`"
         message = f"{made} in {where} is made on the CPU and meets tensors on the module's device"
         if not move.fixable:
@@ -83,6 +89,10 @@ def forward(self, x):
         if device is None:
             return self.finding(call, message, hint=NO_DEVICE_HINT)
         if move.origin.kind == "host":  # `torch.LongTensor([...])`, `torch.from_numpy(a)`: moved as made
-            return self.finding(call, f"{message}; moved to `{device}` where it is made", [Replace(call, move_to(call, ctx.expression(device)))])
+            return self.finding(
+                call,
+                f"{message}; moved to `{device}` where it is made",
+                [Replace(call, move_to(call, ctx.expression(device)))],
+            )
         new = add_keyword(call, "device", ctx.expression(device))
         return self.finding(call, f"{message}; made on `{device}`", [Replace(call, new)])

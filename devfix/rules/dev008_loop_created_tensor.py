@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -72,8 +72,11 @@ for real, _ in loader:
         call = move.origin.node
         name = assigned_name(facts, call)
         what = f"'{name}'" if name else f"`{facts.code(call.func)}(...)`"
-        where = "inside a loop" if move.origin.loop is not None else (
-            "before the loop" if _meets_in_a_later_loop(facts, move) else "in a training step")
+        where = (
+            "inside a loop"
+            if move.origin.loop is not None
+            else ("before the loop" if _meets_in_a_later_loop(facts, move) else "in a training step")
+        )
         message = f"{what} is created on the CPU {where} and meets {evidence_line(facts, move.evidence)}"
         if not move.fixable:
             return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
@@ -82,9 +85,13 @@ for real, _ in loader:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         if move.origin.kind == "host":
             new = move_to(call, ctx.expression(device.code))
-            return self.finding(call, f"{message}; moved to `{device.code}` where it is made", [Replace(call, new)], device=device)
+            return self.finding(
+                call, f"{message}; moved to `{device.code}` where it is made", [Replace(call, new)], device=device
+            )
         new = add_keyword(call, "device", ctx.expression(device.code))
-        return self.finding(call, f"{message}; created with `device={device.code}`", [Replace(call, new)], device=device)
+        return self.finding(
+            call, f"{message}; created with `device={device.code}`", [Replace(call, new)], device=device
+        )
 
 
 def _meets_in_a_later_loop(facts, move: Move) -> bool:

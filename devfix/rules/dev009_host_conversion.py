@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -67,14 +67,19 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             if finding is not None:
                 yield finding
 
-    def _check_numpy(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+    def _check_numpy(self, ctx: RuleContext, meeting: Meeting) -> Finding | None:
         call = meeting.node
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
             return None
         receiver = call.func.value
         value = meeting.operands[0][1]
         text = _code(ctx, receiver)
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "cpu" and not receiver.args:
+        if (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "cpu"
+            and not receiver.args
+        ):
             inner = receiver.func.value
             inner_value = ctx.facts.value(inner)
             if inner_value is None or not inner_value.grad or _is_detach(inner):
@@ -88,14 +93,17 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         if _meets_a_tensor(ctx, call):
             # `rhos * (td - v).numpy()`: a host array and a device tensor cannot be combined
             # either, so converting only moves the crash to the operator
-            return self.finding(call, f"{message}, and the NumPy result is combined with what may be a tensor",
-                                hint="keep the tensor (drop `.numpy()`) or convert both operands")
+            return self.finding(
+                call,
+                f"{message}, and the NumPy result is combined with what may be a tensor",
+                hint="keep the tensor (drop `.numpy()`) or convert both operands",
+            )
         base = receiver.func.value if _is_detach(receiver) else receiver  # type: ignore[union-attr]
         new = method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
         message += "; copy it to the host with `.detach().cpu()` first"
         return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
 
-    def _check_host_call(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+    def _check_host_call(self, ctx: RuleContext, meeting: Meeting) -> Finding | None:
         on_device = [(node, value) for node, value in meeting.operands if _on_device(value)]
         if not on_device:
             return None
@@ -104,12 +112,13 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         message = f"{names} {verb} on the device and passed to `{meeting.detail}`, which needs host (NumPy) data"
         if not all(isinstance(node, cst.Name) for node, _ in on_device):
             return self.finding(meeting.node, message, hint="convert with `.detach().cpu().numpy()` first")
-        edits: List[Replace] = [
-            Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy")) for node, _ in on_device  # type: ignore[arg-type]
+        edits: list[Replace] = [
+            Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy"))
+            for node, _ in on_device  # type: ignore[arg-type]
         ]
         return self.finding(meeting.node, f"{message}; converted with `.detach().cpu().numpy()`", edits)
 
-    def _check_lengths(self, ctx: RuleContext, meeting: Meeting) -> Optional[Finding]:
+    def _check_lengths(self, ctx: RuleContext, meeting: Meeting) -> Finding | None:
         node, value = meeting.operands[0]
         if value.place is not Place.DEVICE:
             return None
@@ -133,7 +142,12 @@ def _on_device(value: Value) -> bool:
 
 
 def _is_detach(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach" and not node.args
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "detach"
+        and not node.args
+    )
 
 
 def _code(ctx: RuleContext, node: cst.CSTNode) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -61,7 +61,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             if finding is not None:
                 yield finding
 
-    def _check_load(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
+    def _check_load(self, ctx: RuleContext, call: cst.Call) -> Finding | None:
         if keyword(call, "map_location") is not None:
             return None
         if any(arg.star for arg in call.args) or len([a for a in call.args if a.keyword is None]) != 1:
@@ -80,7 +80,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         if code is None and (_feeds_load_state_dict(facts, call) or _moved_after(facts, call)):
             code = facts.quote("cpu")
         if code is None:
-            return self.finding(call, message, hint="pass `map_location=` (the device the program uses, or \"cpu\")")
+            return self.finding(call, message, hint='pass `map_location=` (the device the program uses, or "cpu")')
         new = add_keyword(call, "map_location", ctx.expression(code))
         return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)], device=choice)
 
@@ -113,8 +113,11 @@ def _saved_on_cpu(facts, call: cst.Call) -> bool:
     `x.cpu()`: the checkpoint holds CPU tensors, which load on any machine."""
     tree = facts.tree
     paths = _path_shapes(tree, call.args[0].value)
-    saved = [save.args[0].value for save, _ in facts.program.saves
-             if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths]
+    saved = [
+        save.args[0].value
+        for save, _ in facts.program.saves
+        if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths
+    ]
     return bool(saved) and all(_moved_to_cpu(node) for node in saved)
 
 
@@ -145,7 +148,7 @@ def _path_shapes(tree, node: cst.BaseExpression) -> set:
     return shapes
 
 
-def _opened_path(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+def _opened_path(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """The path of `open(path, ...)`."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "open" and node.args:
         return node.args[0].value
@@ -168,7 +171,7 @@ def _path_shape(tree, node: cst.BaseExpression) -> str:
     return tree.code(node.visit(_Blanks()))
 
 
-def _target_name(facts, call: cst.Call) -> Optional[str]:
+def _target_name(facts, call: cst.Call) -> str | None:
     parent = facts.tree.parent(call)
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
         return parent.targets[0].target.value
@@ -181,7 +184,11 @@ def _feeds_load_state_dict(facts, call: cst.Call) -> bool:
     parent = tree.parent(call)
     if isinstance(parent, cst.Arg):
         outer = tree.parent(parent)
-        return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "load_state_dict"
+        return (
+            isinstance(outer, cst.Call)
+            and isinstance(outer.func, cst.Attribute)
+            and outer.func.attr.value == "load_state_dict"
+        )
     name = _target_name(facts, call)
     if name is None:
         return False
@@ -212,7 +219,12 @@ def _moved_after(facts, call: cst.Call) -> bool:
     scope = tree.function_scope_of(call)
     for other in tree.data.calls:
         func = other.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and isinstance(func.value, cst.Name) and func.value.value == name:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("to", "cuda")
+            and isinstance(func.value, cst.Name)
+            and func.value.value == name
+        ):
             if tree.function_scope_of(other) is scope and tree.order(other) > tree.order(call):
                 return True
     return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -53,7 +53,11 @@ for inputs, labels in loader:
 
     def _fix(self, expr: cst.Expr) -> Finding:
         call = expr.value
-        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+        assert (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+        )
         name = call.func.value.value
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)
         message = f"`{name}.{call.func.attr.value}(...)` returns a moved copy that is discarded; `{name}` stays where it was; assigned back to `{name}`"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -42,7 +42,7 @@ class CausalSelfAttention(nn.Module):
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.fc = nn.Linear(3, 3)\n        self.scale = torch.ones(3)\n\n    def forward(self, x):\n        return self.fc(x) * self.scale\n",
             "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.fc = nn.Linear(3, 3)\n        self.register_buffer(\"scale\", torch.ones(3), persistent=False)\n\n    def forward(self, x):\n        return self.fc(x) * self.scale\n",
+            '        self.fc = nn.Linear(3, 3)\n        self.register_buffer("scale", torch.ones(3), persistent=False)\n\n    def forward(self, x):\n        return self.fc(x) * self.scale\n',
         ),
     )
     valid = (
@@ -72,8 +72,12 @@ class CausalSelfAttention(nn.Module):
         if not self._replaceable(ctx, assign, method):
             return self.finding(target, message, hint=HINT)
         value = assign.value  # type: ignore[union-attr]
-        call = ctx.expression(f"{self_name}.register_buffer({facts.quote(attr)}, {facts.code(value)}, persistent=False)")
-        return self.finding(target, f"{message}; registered as a non-persistent buffer", [Replace(assign, cst.Expr(call))])
+        call = ctx.expression(
+            f"{self_name}.register_buffer({facts.quote(attr)}, {facts.code(value)}, persistent=False)"
+        )
+        return self.finding(
+            target, f"{message}; registered as a non-persistent buffer", [Replace(assign, cst.Expr(call))]
+        )
 
     @staticmethod
     def _replaceable(ctx: RuleContext, assign, method) -> bool:
@@ -90,6 +94,6 @@ class CausalSelfAttention(nn.Module):
             if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and tree.is_inside(call, method)):
                 continue
             receiver = func.value
-            if isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super" or call.args:
+            if (isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super") or call.args:
                 return tree.order(call) < tree.order(assign)
         return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -67,7 +67,9 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                         if finding is not None:
                             yield finding
 
-    def _check_write(self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int) -> Optional[Finding]:
+    def _check_write(
+        self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int
+    ) -> Finding | None:
         tree = ctx.facts.tree
         assign = tree.parent(tree.parent(target))
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
@@ -85,7 +87,9 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
         value = assign.value
         args = [] if isinstance(value, cst.List) and not value.elements else [cst.Arg(value)]
         new = cst.Call(func=func, args=args)
-        return self.finding(assign, f"{message}; the fix wraps it in `{nn_name}.{wrapper}` ({UNSAFE_NOTE})", [Replace(value, new)])
+        return self.finding(
+            assign, f"{message}; the fix wraps it in `{nn_name}.{wrapper}` ({UNSAFE_NOTE})", [Replace(value, new)]
+        )
 
     def _is_module(self, ctx: RuleContext, expr: cst.BaseExpression) -> bool:
         value = ctx.facts.value(expr)
@@ -94,7 +98,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
     def _holds_weights(self, ctx: RuleContext, exprs) -> bool:
         return any(not ctx.facts.value(e).neutral for e in exprs if ctx.facts.value(e) is not None)
 
-    def _container_kind(self, ctx: RuleContext, klass: ClassInfo, attr: str, value: cst.BaseExpression) -> Optional[str]:
+    def _container_kind(self, ctx: RuleContext, klass: ClassInfo, attr: str, value: cst.BaseExpression) -> str | None:
         is_module = lambda expr: self._is_module(ctx, expr)  # noqa: E731
         if isinstance(value, cst.ListComp) and is_module(value.elt) and self._holds_weights(ctx, [value.elt]):
             return "list"
@@ -106,14 +110,19 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                 return "list"
         if isinstance(value, cst.Dict):
             elements = list(value.elements)
-            if elements and all(isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.FormattedString)) and is_module(e.value) for e in elements):
+            if elements and all(
+                isinstance(e, cst.DictElement)
+                and isinstance(e.key, (cst.SimpleString, cst.FormattedString))
+                and is_module(e.value)
+                for e in elements
+            ):
                 if self._holds_weights(ctx, [e.value for e in elements]):
                     return "dict"
         if isinstance(value, cst.DictComp) and isinstance(value.key, cst.FormattedString) and is_module(value.value):
             return "dict" if self._holds_weights(ctx, [value.value]) else None
         return None
 
-    def _reads(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> List[cst.Attribute]:
+    def _reads(self, ctx: RuleContext, klass: ClassInfo, attr: str) -> list[cst.Attribute]:
         """`self.<attr>` loads in the class's methods."""
         tree = ctx.facts.tree
         found = []
@@ -152,7 +161,9 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                 continue
             parent = tree.parent(read)
             outer = tree.parent(parent) if isinstance(parent, cst.Attribute) else None
-            if not (isinstance(outer, cst.Call) and isinstance(parent, cst.Attribute) and parent.attr.value == "append"):
+            if not (
+                isinstance(outer, cst.Call) and isinstance(parent, cst.Attribute) and parent.attr.value == "append"
+            ):
                 return False
             argument = outer.args[0].value if outer.args else None
             if argument is None or not self._is_module(ctx, argument):
@@ -172,7 +183,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                 return False  # `self.layers + [...]`: ModuleList does not support +
         return True
 
-    def _nn_name(self, ctx: RuleContext, at: cst.CSTNode) -> Optional[str]:
+    def _nn_name(self, ctx: RuleContext, at: cst.CSTNode) -> str | None:
         """How this file spells `torch.nn` at the assignment: `nn`, `torch.nn`, `T.nn`."""
         tree = ctx.facts.tree
         for candidate in ("nn", "torch.nn"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -60,19 +60,31 @@ for x, y in loader:
         if facts.dataset_placement != "pinned":
             return
         for plan in sorted(facts.loader_plans.values(), key=lambda p: facts.tree.order(p.call)):
-            if plan.info.pin is not None or plan.info.spread or plan.add_pin or plan.on_device_after or plan.info.collate:
+            if (
+                plan.info.pin is not None
+                or plan.info.spread
+                or plan.add_pin
+                or plan.on_device_after
+                or plan.info.collate
+            ):
                 continue
             transfers = self._transfers(ctx, plan)
             if not transfers:
                 continue
-            edits: List[Edit] = [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))]
-            edits += [Replace(call, add_keyword(call, "non_blocking", cst.Name("True"))) for call in transfers if keyword(call, "non_blocking") is None]
-            message = ("this DataLoader's batches are moved to the device but it does not pin memory; "
-                       "`pin_memory=True` and `non_blocking=True` transfers let the copies overlap with compute")
+            edits: list[Edit] = [Replace(plan.call, add_keyword(plan.call, "pin_memory", cst.Name("True")))]
+            edits += [
+                Replace(call, add_keyword(call, "non_blocking", cst.Name("True")))
+                for call in transfers
+                if keyword(call, "non_blocking") is None
+            ]
+            message = (
+                "this DataLoader's batches are moved to the device but it does not pin memory; "
+                "`pin_memory=True` and `non_blocking=True` transfers let the copies overlap with compute"
+            )
             yield self.finding(plan.call, message, edits)
 
     @staticmethod
-    def _transfers(ctx: RuleContext, plan: LoaderPlan) -> List[cst.Call]:
+    def _transfers(ctx: RuleContext, plan: LoaderPlan) -> list[cst.Call]:
         """The loop's own `.to(device)` / `.cuda()` of this loader's batches."""
         program = ctx.facts.program
         key = id(plan.call)

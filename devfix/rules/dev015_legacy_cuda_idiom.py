@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -13,8 +13,15 @@ from devfix.rules.common import keyword, move_to, replace_arg_value
 
 # `.type(torch.cuda.XTensor)` casts as well as moving: the dtype it casts to.
 TYPE_DTYPES = {
-    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
-    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "ByteTensor": "uint8", "CharTensor": "int8",
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "ByteTensor": "uint8",
+    "CharTensor": "int8",
     "BoolTensor": "bool",
 }
 
@@ -65,7 +72,7 @@ real = imgs.to(device, torch.float32)
                 yield finding
 
     # -- `if torch.cuda.is_available(): model.cuda()` -----------------------------------------------
-    def _collapse_if(self, ctx: RuleContext, node: cst.If) -> Optional[Finding]:
+    def _collapse_if(self, ctx: RuleContext, node: cst.If) -> Finding | None:
         facts = ctx.facts
         test = facts.value(node.test)
         if test is None or test.truth is not True or test.flag != "available":
@@ -82,12 +89,21 @@ real = imgs.to(device, torch.float32)
         device = facts.devices.at(node, self.code)
         message = f"`if {facts.code(node.test, 40)}:` only moves things to CUDA"
         if device is None:
-            return self.finding(node, f"{message}; no device variable can be declared here", hint="declare a device and move unconditionally")
+            return self.finding(
+                node,
+                f"{message}; no device variable can be declared here",
+                hint="declare a device and move unconditionally",
+            )
         moved = [self._rewrite(ctx, statement, device.code) for statement in body]
         moved[0] = moved[0].with_changes(leading_lines=node.leading_lines)
-        return self.finding(node, f"{message}; moved unconditionally with `{device.code}`", [ReplaceStatement(node, moved)], device=device)
+        return self.finding(
+            node,
+            f"{message}; moved unconditionally with `{device.code}`",
+            [ReplaceStatement(node, moved)],
+            device=device,
+        )
 
-    def _cuda_move(self, ctx: RuleContext, statement: cst.SimpleStatementLine) -> Optional[cst.Call]:
+    def _cuda_move(self, ctx: RuleContext, statement: cst.SimpleStatementLine) -> cst.Call | None:
         if len(statement.body) != 1:
             return None
         small = statement.body[0]
@@ -97,7 +113,9 @@ real = imgs.to(device, torch.float32)
         value = ctx.facts.value(call)
         if value is None or value.place is not Place.DEVICE or call.func.attr.value not in ("cuda", "to"):
             return None
-        if call.func.attr.value == "cuda" and any(a.keyword is None and not isinstance(a.value, cst.Integer) for a in call.args):
+        if call.func.attr.value == "cuda" and any(
+            a.keyword is None and not isinstance(a.value, cst.Integer) for a in call.args
+        ):
             return None
         return call
 
@@ -116,10 +134,15 @@ real = imgs.to(device, torch.float32)
         return statement.with_changes(body=[small.with_changes(value=new)])
 
     # -- `x.type(Tensor)` with a conditional CUDA tensor type ---------------------------------------
-    def _type_call(self, ctx: RuleContext, call: cst.Call) -> Optional[Finding]:
+    def _type_call(self, ctx: RuleContext, call: cst.Call) -> Finding | None:
         facts = ctx.facts
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "type" and len(call.args) == 1 and call.args[0].keyword is None):
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "type"
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+        ):
             return None
         receiver = facts.value(func.value)
         kind = facts.value(call.args[0].value)
@@ -134,19 +157,22 @@ real = imgs.to(device, torch.float32)
         if device is None:
             return None
         torch = facts.devices.torch_name()
-        new = call.with_changes(func=func.with_changes(attr=cst.Name("to")), args=[
-            cst.Arg(ctx.expression(device.code), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-            cst.Arg(ctx.expression(f"{torch}.{dtype}")),
-        ])
+        new = call.with_changes(
+            func=func.with_changes(attr=cst.Name("to")),
+            args=[
+                cst.Arg(ctx.expression(device.code), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(ctx.expression(f"{torch}.{dtype}")),
+            ],
+        )
         message = f"`{facts.code(call, 40)}` moves with a conditional CUDA tensor type; written as `.to({device.code}, {torch}.{dtype})`"
         return self.finding(call, message, [Replace(call, new)], device=device)
 
     @staticmethod
-    def _dtype(ctx: RuleContext, node: cst.BaseExpression) -> Optional[str]:
+    def _dtype(ctx: RuleContext, node: cst.BaseExpression) -> str | None:
         """The dtype of `Tensor` in `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`."""
         if not isinstance(node, cst.Name):
             return None
-        names: List[str] = []
+        names: list[str] = []
         for binding in ctx.facts.tree.scope_of(node).lookup(node.value) or ():
             value = binding.value
             if not isinstance(value, cst.IfExp):
@@ -158,7 +184,7 @@ real = imgs.to(device, torch.float32)
         return dtypes.pop() if len(dtypes) == 1 and None not in dtypes else None
 
 
-def _simple_statements(block: cst.BaseSuite) -> Optional[List[cst.SimpleStatementLine]]:
+def _simple_statements(block: cst.BaseSuite) -> list[cst.SimpleStatementLine] | None:
     if isinstance(block, cst.IndentedBlock) and all(isinstance(s, cst.SimpleStatementLine) for s in block.body):
         return list(block.body)  # type: ignore[arg-type]
     return None
@@ -171,4 +197,9 @@ def _is_cpu_move_or_pass(statement: cst.SimpleStatementLine) -> bool:
     if isinstance(small, cst.Pass):
         return True
     call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu" and not call.args
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "cpu"
+        and not call.args
+    )

@@ -44,9 +44,16 @@ class VerifyResult:
         return self.report.get("line")
 
 
-def run_script(path=None, args=(), cpu_only_load: bool = False, timeout: float = 60,
-               python: str | None = None, cwd: str | None = None, devices: int = 1,
-               module: str | None = None) -> VerifyResult:
+def run_script(
+    path=None,
+    args=(),
+    cpu_only_load: bool = False,
+    timeout: float = 60,
+    python: str | None = None,
+    cwd: str | None = None,
+    devices: int = 1,
+    module: str | None = None,
+) -> VerifyResult:
     """Verify ``path`` (a script, or a project folder: its entry script) in a fresh
     interpreter on `devices` simulated GPUs and return its verdict. With `module`,
     run ``python -m module`` from `cwd` instead."""

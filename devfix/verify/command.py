@@ -11,7 +11,7 @@ import click
 
 @click.command(
     "verify",
-    context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False),
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option(
@@ -36,8 +36,9 @@ import click
 )
 @click.argument("script", required=False, type=click.Path())
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify_command(as_json: bool, cpu_only_load: bool, devices: int, module: str | None,
-                   script: str | None, args: tuple) -> None:
+def verify_command(
+    as_json: bool, cpu_only_load: bool, devices: int, module: str | None, script: str | None, args: tuple
+) -> None:
     """Run SCRIPT [ARGS] as if CUDA devices existed (all work stays on the CPU)
     and report the first place where tensors on different devices meet.
 
@@ -53,5 +54,4 @@ def verify_command(as_json: bool, cpu_only_load: bool, devices: int, module: str
     if module:  # `-m pkg.train --epochs 1`: what click took for SCRIPT is the module's first argument
         args = ((script,) if script is not None else ()) + tuple(args)
         script = None
-    raise SystemExit(run(script, args, as_json=as_json, cpu_only_load=cpu_only_load,
-                         devices=devices, module=module))
+    raise SystemExit(run(script, args, as_json=as_json, cpu_only_load=cpu_only_load, devices=devices, module=module))

@@ -62,9 +62,9 @@ def find_entry(folder: str) -> str:
     if len(named) > 1:
         raise _ambiguous(folder, named)
     guarded = sorted(
-        n for n in os.listdir(folder)
-        if n.endswith(".py") and os.path.isfile(os.path.join(folder, n))
-        and has_main_guard(os.path.join(folder, n))
+        n
+        for n in os.listdir(folder)
+        if n.endswith(".py") and os.path.isfile(os.path.join(folder, n)) and has_main_guard(os.path.join(folder, n))
     )
     if len(guarded) == 1:
         return os.path.join(folder, guarded[0])
@@ -72,7 +72,7 @@ def find_entry(folder: str) -> str:
         raise _ambiguous(folder, guarded)
     raise UsageError(
         f"no entry script in {folder}: looked for {', '.join(ENTRY_NAMES)} and for one file with "
-        "`if __name__ == \"__main__\":`; pass the script's path"
+        '`if __name__ == "__main__":`; pass the script\'s path'
     )
 
 
@@ -122,7 +122,7 @@ def _module_entry(module: str, cwd: str) -> Entry:
         if spec is None or not spec.origin:
             raise UsageError(f"no module named {top!r} (looked in {cwd} and on sys.path)")
         location = spec.submodule_search_locations
-        found = list(location)[0] if location else spec.origin
+        found = next(iter(location)) if location else spec.origin
         root = os.path.dirname(os.path.abspath(found))
     return Entry(None, module, root, [cwd], module)
 

@@ -26,7 +26,7 @@ HINTS = {
     "DEV009": "copy to the host first: t.detach().cpu().numpy()",
     "DEV010": "torch.load(f, map_location=device)",
     "DEV011": "keep the moved copy: x = x.to(device) (Tensor.to is not in place)",
-    "DEV012": "make it a buffer so it moves with the model: self.register_buffer(\"name\", t, persistent=False)",
+    "DEV012": 'make it a buffer so it moves with the model: self.register_buffer("name", t, persistent=False)',
 }
 
 # device errors that reach the runner as text only (raised in a DataLoader
@@ -164,13 +164,29 @@ def from_event(event, exc, is_user_file, tensors, seconds) -> Result:
         if file is None:
             file, line = last_user_frame(exc, is_user_file)
     if event.kind == "unsupported":
-        return Result("unsupported", EXIT_UNSUPPORTED, file, line, event.message,
-                      message=f"unsupported: {event.message}",
-                      tensors_on_device=tensors, seconds=seconds)
-    res = Result("device-error", EXIT_FAIL, file, line, event.operation, dict(event.devices),
-                 message=event.message, detail=event.detail or None,
-                 tensors_on_device=tensors, seconds=seconds,
-                 called_from=[f"{_show(f)}:{n}" for f, n in event.callers])
+        return Result(
+            "unsupported",
+            EXIT_UNSUPPORTED,
+            file,
+            line,
+            event.message,
+            message=f"unsupported: {event.message}",
+            tensors_on_device=tensors,
+            seconds=seconds,
+        )
+    res = Result(
+        "device-error",
+        EXIT_FAIL,
+        file,
+        line,
+        event.operation,
+        dict(event.devices),
+        message=event.message,
+        detail=event.detail or None,
+        tensors_on_device=tensors,
+        seconds=seconds,
+        called_from=[f"{_show(f)}:{n}" for f, n in event.callers],
+    )
     return _with_rule(res, event.rule)
 
 
@@ -185,9 +201,17 @@ def from_exception(exc, is_user_file, tensors, seconds) -> Result:
                 file, line = last_user_frame(exc, is_user_file)
             msg = next((ln for ln in str(exc).splitlines() if pattern in ln), str(exc))
             msg = re.sub(r"^\w+(Error|Exception): ", "", msg.strip())
-            res = Result("device-error", EXIT_FAIL, file, line, op, {}, message=msg,
-                         tensors_on_device=tensors, seconds=seconds)
+            res = Result(
+                "device-error", EXIT_FAIL, file, line, op, {}, message=msg, tensors_on_device=tensors, seconds=seconds
+            )
             return _with_rule(res, rule)
     file, line = last_user_frame(exc, is_user_file)
-    return Result("script-error", EXIT_FAIL, file, line, message=text.splitlines()[0] if text else text,
-                  tensors_on_device=tensors, seconds=seconds)
+    return Result(
+        "script-error",
+        EXIT_FAIL,
+        file,
+        line,
+        message=text.splitlines()[0] if text else text,
+        tensors_on_device=tensors,
+        seconds=seconds,
+    )

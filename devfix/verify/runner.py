@@ -7,8 +7,8 @@ failing at import time.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import builtins
 import contextlib
 import functools
@@ -31,8 +31,14 @@ except ImportError:  # no torch: `run` says so
     pass
 
 
-def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool = False,
-        devices: int = 1, module: str | None = None) -> int:
+def run(
+    script: str | None,
+    args=(),
+    as_json: bool = False,
+    cpu_only_load: bool = False,
+    devices: int = 1,
+    module: str | None = None,
+) -> int:
     """Run SCRIPT like ``python SCRIPT ARGS`` (a folder: its entry script; `module`:
     like ``python -m MODULE ARGS``) on `devices` simulated GPUs; print the report
     (text, or one JSON object on stdout with ``as_json``); return the exit code
@@ -72,7 +78,7 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
             exit_status = e.code
         except KeyboardInterrupt:
             raise
-        except BaseException as e:  # includes simulator.Unsupported
+        except BaseException as e:  # noqa: BLE001 - the script's own error is the verdict (includes simulator.Unsupported)
             exc = e
         finally:
             sys.stdout.flush()
@@ -87,8 +93,13 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
     elif exc is not None:
         res = report.from_exception(exc, state.is_user_file, n, seconds)
     elif exit_status not in (0, None):
-        res = Result("script-error", EXIT_FAIL, message=f"the script exited with status {exit_status}",
-                     tensors_on_device=n, seconds=seconds)
+        res = Result(
+            "script-error",
+            EXIT_FAIL,
+            message=f"the script exited with status {exit_status}",
+            tensors_on_device=n,
+            seconds=seconds,
+        )
     else:
         res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
     res.gpus = devices
@@ -97,7 +108,7 @@ def run(script: str | None, args=(), as_json: bool = False, cpu_only_load: bool 
     return _emit(res, as_json)
 
 
-def _notebook(path: str) -> "notebooks.Notebook":
+def _notebook(path: str) -> notebooks.Notebook:
     """The notebook's code cells as one program; a notebook that cannot be read, or a cell
     that cannot be parsed, is a usage error: verify runs every cell or none."""
     try:
@@ -108,11 +119,13 @@ def _notebook(path: str) -> "notebooks.Notebook":
     unparsed = notebook.unparsed()
     if unparsed:
         cell, why = unparsed[0]
-        raise project.UsageError(f"{show_path(path)}:cell {cell}: {why}; verify runs every code cell, so it cannot run this notebook")
+        raise project.UsageError(
+            f"{show_path(path)}:cell {cell}: {why}; verify runs every code cell, so it cannot run this notebook"
+        )
     return notebook
 
 
-def _run_cells(path: str, notebook: "notebooks.Notebook") -> None:
+def _run_cells(path: str, notebook: notebooks.Notebook) -> None:
     """Run the code cells in order in one namespace, as a kernel does: each cell compiled on
     its own (a `from __future__` import may open any cell) and keeping the future features of
     the cells before it. IPython lines stand as `pass` (a shell command or `%matplotlib` does
@@ -129,13 +142,15 @@ def _run_cells(path: str, notebook: "notebooks.Notebook") -> None:
         exec(code, namespace)
 
 
-_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0
+)
 
 
-def _cell_ranges(notebook: "notebooks.Notebook"):
+def _cell_ranges(notebook: notebooks.Notebook):
     """(first, end) program lines (0-based, end excluded) of each cell's code."""
     ranges = []
-    for index, (cell, line) in enumerate(notebook.where):
+    for index, (_cell, line) in enumerate(notebook.where):
         if line == 0:
             ranges.append([index + 1, index + 1])
         else:
@@ -143,7 +158,7 @@ def _cell_ranges(notebook: "notebooks.Notebook"):
     return [(start, end) for start, end in ranges if end > start]
 
 
-def _in_cells(res: Result, path: str, notebook: "notebooks.Notebook") -> None:
+def _in_cells(res: Result, path: str, notebook: notebooks.Notebook) -> None:
     """The report's lines of the notebook given as cell and line in the cell."""
     if res.file and os.path.abspath(res.file) == os.path.abspath(path) and res.line:
         res.cell, res.line = notebook.position(res.line)

@@ -6,14 +6,14 @@ import sys
 import textwrap
 
 from click.testing import CliRunner
-
 from verify_helpers import ROOT, SCRIPTS
 
 
 def _py(code):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_import_command_does_not_import_torch():
@@ -30,7 +30,7 @@ def test_torch_missing_message():
     proc = _py(f"""
         import sys, runpy
         sys.modules["torch"] = None  # import torch -> ImportError
-        sys.argv = ["devfix verify", {os.path.join(SCRIPTS, 'clean_exit.py')!r}]
+        sys.argv = ["devfix verify", {os.path.join(SCRIPTS, "clean_exit.py")!r}]
         runpy.run_module("devfix.verify", run_name="__main__")
     """)
     assert proc.returncode == 2

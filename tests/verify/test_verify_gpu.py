@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from verify_cases import EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, PROJECT_FAIL, PROJECT_PASS, gpus_needed
 from verify_helpers import SCRIPTS
 
@@ -31,13 +30,12 @@ needs_cuda = pytest.mark.skipif(GPUS == 0, reason="needs a real CUDA device (tor
 
 def _run(argv, gpus):
     """`python ARGV` in the scripts folder, seeing the first `gpus` GPUs only."""
-    if GPUS < gpus:
+    if gpus > GPUS:
         pytest.skip(f"needs {gpus} real GPUs, this machine has {GPUS}")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = visible.split(",") if visible else [str(i) for i in range(GPUS)]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=",".join(ids[:gpus]))
-    return subprocess.run([sys.executable, *argv], cwd=SCRIPTS, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run([sys.executable, *argv], cwd=SCRIPTS, capture_output=True, text=True, timeout=300, env=env)
 
 
 CASES = [(s, True, o) for s, _, o in MUST_FAIL if o in ([], ["--devices", "2"])]

@@ -49,7 +49,7 @@ def test_folder_entry_by_name(tmp_path):
 
 def test_folder_entry_by_main_guard(tmp_path):
     _write(tmp_path, "models.py")
-    entry = _write(tmp_path, "run_experiment.py", "import sys\n\nif __name__ == \"__main__\":\n    sys.exit(0)\n")
+    entry = _write(tmp_path, "run_experiment.py", 'import sys\n\nif __name__ == "__main__":\n    sys.exit(0)\n')
     assert project.resolve(str(tmp_path)).path == entry
 
 
@@ -58,10 +58,13 @@ def test_folder_dunder_main(tmp_path):
     assert project.resolve(str(tmp_path)).path == entry
 
 
-@pytest.mark.parametrize("names,listed", [
-    (["train.py", "main.py"], "(train.py, main.py)"),
-    (["a.py", "b.py"], "(a.py, b.py)"),
-])
+@pytest.mark.parametrize(
+    "names,listed",
+    [
+        (["train.py", "main.py"], "(train.py, main.py)"),
+        (["a.py", "b.py"], "(a.py, b.py)"),
+    ],
+)
 def test_folder_ambiguous_entry_is_a_usage_error(tmp_path, names, listed):
     for name in names:
         _write(tmp_path, name, "if __name__ == '__main__':\n    pass\n")

@@ -4,12 +4,19 @@ import json
 import os
 
 import pytest
-
-from devfix.verify import run_script
 from verify_cases import (
-    EXACT, INDEXING_RAISES, MUST_FAIL, MUST_PASS, PROJECT_FAIL, PROJECT_PASS, TWO_GPUS,
+    EXACT,
+    INDEXING_RAISES,
+    MUST_FAIL,
+    MUST_PASS,
+    PROJECT_FAIL,
+    PROJECT_PASS,
+    TWO_GPUS,
 )
 from verify_helpers import SCRIPTS, bug_line, run_verify
+
+from devfix.verify import run_script
+
 
 @pytest.mark.parametrize("script,rule,opts", MUST_FAIL, ids=[m[0] for m in MUST_FAIL])
 def test_must_fail_json(script, rule, opts):
@@ -72,17 +79,28 @@ def test_report_names_operation_and_devices():
     assert report["operation"] == "linear()"
     assert report["devices"] == {"input": "cpu", "weight": "cuda:0"}
     assert report["rule_name"] == "batch-to-device"
-    assert set(report) >= {"verdict", "file", "line", "operation", "devices", "rule",
-                           "message", "tensors_on_device", "seconds"}
+    assert set(report) >= {
+        "verdict",
+        "file",
+        "line",
+        "operation",
+        "devices",
+        "rule",
+        "message",
+        "tensors_on_device",
+        "seconds",
+    }
     text = run_verify("fail_cpu_batch_gpu_model.py").stdout
-    assert f"fail_cpu_batch_gpu_model.py:{bug_line('fail_cpu_batch_gpu_model.py')}: device mismatch " \
-           "in linear(): input on cpu, weight on cuda:0" in text
+    assert (
+        f"fail_cpu_batch_gpu_model.py:{bug_line('fail_cpu_batch_gpu_model.py')}: device mismatch "
+        "in linear(): input on cpu, weight on cuda:0" in text
+    )
 
 
 def test_conv_message():
-    import textwrap
-    import tempfile
     import os
+    import tempfile
+    import textwrap
 
     src = textwrap.dedent("""
         import torch, torch.nn as nn
@@ -95,7 +113,8 @@ def test_conv_message():
             fh.write(src)
         report = json.loads(run_verify("--json", path).stdout)
     assert report["message"].startswith(
-        "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same")
+        "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"
+    )
     # the input is `torch.randn(...)`'s own result, made outside any loop: devfix creates it
     # with `device=` (DEV008), and verify names that rule
     assert report["line"] == 4 and report["rule"] == "DEV008"
@@ -118,11 +137,14 @@ def test_clean_sys_exit_and_device_api():
     assert "True 1" in proc.stdout
 
 
-@pytest.mark.parametrize("script,feature", [
-    ("unsupported_compile.py", "torch.compile"),
-    ("unsupported_autocast.py", "autocast"),
-    ("unsupported_sparse_on_gpu.py", "sparse_coo_tensor"),
-])
+@pytest.mark.parametrize(
+    "script,feature",
+    [
+        ("unsupported_compile.py", "torch.compile"),
+        ("unsupported_autocast.py", "autocast"),
+        ("unsupported_sparse_on_gpu.py", "sparse_coo_tensor"),
+    ],
+)
 def test_unsupported(script, feature):
     proc = run_verify("--json", script)
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -151,7 +173,8 @@ def test_buggy_example_is_reported_where_it_fails_and_where_the_batch_came_from(
     import os
 
     example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "cnn_classifier.py")
-    source = open(example).read().splitlines()
+    with open(example) as handle:
+        source = handle.read().splitlines()
     forward_line = next(i for i, line in enumerate(source, 1) if "self.conv1(x)" in line)
     loop_line = next(i for i, line in enumerate(source, 1) if "criterion(model(inputs), targets)" in line)
     proc = run_verify("--json", os.path.abspath(example))
@@ -232,13 +255,16 @@ def test_project_folder_usage_errors(tmp_path):
 def test_checkpoint_saved_on_the_second_gpu(tmp_path):
     """Saved on a two-GPU box (cuda:1 storages), loaded on a one-GPU one: torch.load's own error."""
     ckpt = tmp_path / "ckpt.pt"
-    (tmp_path / "save.py").write_text(f"import torch\ntorch.save({{'w': torch.ones(2, device='cuda:1')}}, {str(ckpt)!r})\n")
+    (tmp_path / "save.py").write_text(
+        f"import torch\ntorch.save({{'w': torch.ones(2, device='cuda:1')}}, {str(ckpt)!r})\n"
+    )
     (tmp_path / "load.py").write_text(f"import torch\nstate = torch.load({str(ckpt)!r})\nprint(state['w'].device)\n")
     assert run_verify(*TWO_GPUS, str(tmp_path / "save.py")).returncode == 0
     report = json.loads(run_verify("--json", str(tmp_path / "load.py")).stdout)
     assert (report["line"], report["rule"]) == (2, "DEV010")
     assert report["message"] == (
         "Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. "
-        "Please use torch.load with map_location to map your storages to an existing device.")
+        "Please use torch.load with map_location to map your storages to an existing device."
+    )
     two = run_verify(*TWO_GPUS, str(tmp_path / "load.py"))
     assert two.returncode == 0 and "cuda:1" in two.stdout

@@ -33,5 +33,9 @@ def run_verify(*argv, env_extra=None, timeout=120):
     env.update(env_extra or {})
     return subprocess.run(
         [sys.executable, "-m", "devfix.verify", *argv],
-        capture_output=True, text=True, timeout=timeout, env=env, cwd=SCRIPTS,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=SCRIPTS,
     )

@@ -16,7 +16,16 @@ import torch
 
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.state import Event
-from devfix.verify.simulator.tags import CPU, TORCH_DIR, copy_thrown_away, cuda, made_by_factory, origin, real_type, sim_index
+from devfix.verify.simulator.tags import (
+    CPU,
+    TORCH_DIR,
+    copy_thrown_away,
+    cuda,
+    made_by_factory,
+    origin,
+    real_type,
+    sim_index,
+)
 
 FORK_MESSAGE = (
     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
@@ -43,8 +52,15 @@ def device_error(exc_type, message, operation, devices, rule, detail="", frame=N
         uf = st.user_frame(frame or sys._getframe(1))
         st.record(
             Event(
-                "device", message, operation, devices, rule, detail,
-                uf.f_code.co_filename if uf else None, uf.f_lineno if uf else None, exc,
+                "device",
+                message,
+                operation,
+                devices,
+                rule,
+                detail,
+                uf.f_code.co_filename if uf else None,
+                uf.f_lineno if uf else None,
+                exc,
                 st.user_callers(uf),
             )
         )
@@ -71,7 +87,7 @@ def norm_device(dev) -> str | None:
         dev = torch.device("cuda", dev)
     try:
         d = torch.device(dev)
-    except Exception:
+    except Exception:  # noqa: BLE001 - anything torch does not take for a device is not one
         return None
     if d.type == "cuda":
         st = _state.current()
@@ -104,10 +120,15 @@ def check_ordinal(index: int, operation: str = "") -> None:
         return
     have = f"{n} GPU" + ("s" if n != 1 else "")
     device_error(
-        _ACCELERATOR_ERROR, ORDINAL_MESSAGE, f"{operation or 'cuda:' + str(index)} on a machine with {have}", {}, "",
+        _ACCELERATOR_ERROR,
+        ORDINAL_MESSAGE,
+        f"{operation or 'cuda:' + str(index)} on a machine with {have}",
+        {},
+        "",
         f"the script uses cuda:{index} but the simulated machine has {have} (--devices {n}); "
         f"a real one fails the same way: run with --devices {index + 1} to simulate more",
-        frame=sys._getframe(1), text=ORDINAL_TEXT,
+        frame=sys._getframe(1),
+        text=ORDINAL_TEXT,
     )
 
 
@@ -129,7 +150,7 @@ def shares_loop(path: str, a: int, b: int) -> bool:
     try:
         with open(path, encoding="utf-8") as fh:
             tree = ast.parse(fh.read())
-    except Exception:
+    except Exception:  # noqa: BLE001 - unreadable or unparsable source: no answer
         return False
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
@@ -157,7 +178,10 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
     if isinstance(cpu_t, torch.nn.Parameter):
         return "DEV003", "the model's parameters are still on the CPU"
     if copy_thrown_away(cpu_t):
-        return "DEV011", "a device copy of this tensor was made with .to() or .cuda() and thrown away; the tensor stayed on the CPU"
+        return (
+            "DEV011",
+            "a device copy of this tensor was made with .to() or .cuda() and thrown away; the tensor stayed on the CPU",
+        )
     where_made = origin(cpu_t)
     if where_made is not None:
         ofile, oline, ofunc, in_module = where_made
@@ -178,8 +202,12 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
             # a factory's own result, made by the program outside any loop (an input prepared
             # for a prediction, a one-off step): devfix creates it on the device
             return "DEV008", f"the CPU tensor was created at {where} without device="
-        if same_file and meet_frame.f_code.co_name == ofunc and made_by_factory(cpu_t) \
-                and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno):
+        if (
+            same_file
+            and meet_frame.f_code.co_name == ofunc
+            and made_by_factory(cpu_t)
+            and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno)
+        ):
             # an accumulator made before the loop (`preds = torch.tensor([])`), then joined
             # with the model's outputs
             return "DEV008", f"the CPU tensor was created at {where} without device="
@@ -236,7 +264,7 @@ def named_tensors(func, args, kwargs):
         try:  # Python-level functions (F.cross_entropy...) have real names
             bound = inspect.signature(func).bind_partial(*args, **kwargs).arguments
             items = list(bound.items())
-        except Exception:
+        except Exception:  # noqa: BLE001 - builtins without a signature, arguments that do not bind
             items = None
         if items is not None:
             return _flatten_named(items)
@@ -262,10 +290,17 @@ def _flatten_named(items):
 
 
 _LEGACY = {
-    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
-    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
-    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor",
-    torch.bool: "BoolTensor", torch.complex64: "ComplexFloatTensor",
+    torch.float32: "FloatTensor",
+    torch.float64: "DoubleTensor",
+    torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor",
+    torch.int64: "LongTensor",
+    torch.int32: "IntTensor",
+    torch.int16: "ShortTensor",
+    torch.int8: "CharTensor",
+    torch.uint8: "ByteTensor",
+    torch.bool: "BoolTensor",
+    torch.complex64: "ComplexFloatTensor",
     torch.complex128: "ComplexDoubleTensor",
 }
 
@@ -284,7 +319,9 @@ def host_arguments(name, args, kwargs=None):
     if name in RNN and len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.int64:
         return (args[1],)
     if name == "ctc_loss":
-        rest = list(args[1:4]) + [v for k, v in (kwargs or {}).items() if k in ("targets", "input_lengths", "target_lengths")]
+        rest = list(args[1:4]) + [
+            v for k, v in (kwargs or {}).items() if k in ("targets", "input_lengths", "target_lengths")
+        ]
         return tuple(t for t in rest if isinstance(t, torch.Tensor))
     return ()
 
@@ -337,10 +374,7 @@ def check_same_device(func, args, kwargs, frame) -> None:
 def generic_message(first: str, second: str) -> str:
     """TensorIterator's text: a call with any CUDA argument runs the CUDA kernel,
     whose device is the first non-CPU one; so a CUDA device is named first."""
-    return (
-        "Expected all tensors to be on the same device, but found at least two "
-        f"devices, {first} and {second}!"
-    )
+    return f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!"
 
 
 def conv_message(cuda_t, cuda_role, cpu_t, cpu_role) -> str:

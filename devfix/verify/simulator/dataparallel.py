@@ -46,8 +46,10 @@ def checked_forward(original):
                         RuntimeError,
                         f"module must have its parameters and buffers on device {src} "
                         f"(device_ids[0]) but found one of them on device: {dev}",
-                        "DataParallel.forward()", {"module": dev, "device_ids[0]": src},
-                        "DEV003", f"the wrapped module was moved off {src}",
+                        "DataParallel.forward()",
+                        {"module": dev, "device_ids[0]": src},
+                        "DEV003",
+                        f"the wrapped module was moved off {src}",
                     )
         return original(self, *inputs, **kwargs)
 
@@ -78,8 +80,11 @@ class Gather:
                 meet = _state.current().user_frame() if _state.current() else None
                 rule, detail = classify(t, None, meet)
                 device_error(
-                    AssertionError, "Gather function not implemented for CPU tensors",
-                    "DataParallel gather", {"output": sim_device(t)}, rule,
+                    AssertionError,
+                    "Gather function not implemented for CPU tensors",
+                    "DataParallel gather",
+                    {"output": sim_device(t)},
+                    rule,
                     "a replica returned a CPU tensor: " + detail,
                 )
         if target_device == "cpu":
@@ -132,7 +137,9 @@ def on_device(index: int, replica: int | None = None):
 
 def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     """torch.nn.parallel.parallel_apply, one replica after the other in this thread."""
-    assert len(modules) == len(inputs), f"The number of modules {len(modules)} is not equal to the number of inputs {len(inputs)}"
+    assert len(modules) == len(inputs), (
+        f"The number of modules {len(modules)} is not equal to the number of inputs {len(inputs)}"
+    )
     kwargs_tup = kwargs_tup if kwargs_tup is not None else ({},) * len(modules)
     devices = devices if devices is not None else [None] * len(modules)
     outputs = []
@@ -147,4 +154,3 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
         with on_device(index if index is not None else 0, replica=i):
             outputs.append(module(*input, **kwargs))
     return outputs
-

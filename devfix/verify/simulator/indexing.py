@@ -144,15 +144,17 @@ def _setitem(func, args, kwargs, caller):
         named = _placed([("self", t), ("value", value)])
         if named and named[0][2] != named[1][2] and (is_sim(t) or is_sim(value)):
             to_masked_fill = (
-                value.numel() == 1 and not is_sim(value) and len(tensor_indices) == 1
-                and _is_mask(tensor_indices[0]) and sim_device(tensor_indices[0]) == named[0][2]
+                value.numel() == 1
+                and not is_sim(value)
+                and len(tensor_indices) == 1
+                and _is_mask(tensor_indices[0])
+                and sim_device(tensor_indices[0]) == named[0][2]
             )
             if not to_masked_fill:
                 # index_put_'s TensorIterator: its device is the first non-CPU operand
                 first = 0 if named[0][2] != CPU else 1
                 ordered = [named[first], named[1 - first]]
-                _mismatch("Tensor.__setitem__()", generic_message(ordered[0][2], ordered[1][2]),
-                          ordered, 1, caller)
+                _mismatch("Tensor.__setitem__()", generic_message(ordered[0][2], ordered[1][2]), ordered, 1, caller)
     return default(func, args, kwargs, caller)
 
 
@@ -163,7 +165,9 @@ def _setitem(func, args, kwargs, caller):
 def _index_select(func, args, kwargs, caller):
     out = kwargs.get("out")
     pairs = ([("out", out)] if out is not None else []) + [
-        ("self", _arg(args, kwargs, 0, "input", "self")), ("index", _arg(args, kwargs, 2, "index"))]
+        ("self", _arg(args, kwargs, 0, "input", "self")),
+        ("index", _arg(args, kwargs, 2, "index")),
+    ]
     method = "wrapper_CUDA_out_index_select_out" if out is not None else "wrapper_CUDA__index_select"
     check_kernel_arguments(method, "index_select()", pairs, caller)
     return default(func, args, kwargs, caller)
@@ -209,7 +213,8 @@ def _scatter_overload(src_is_tensor: bool, reduce_given: bool) -> str:
 handles(torch.scatter, _TB.scatter, _TB.scatter_)(_scatter_handler("scatter", _scatter_overload))
 handles(torch.scatter_add, _TB.scatter_add, _TB.scatter_add_)(_scatter_handler("scatter_add", lambda s, r: ""))
 handles(torch.scatter_reduce, _TB.scatter_reduce, _TB.scatter_reduce_)(
-    _scatter_handler("scatter_reduce", lambda s, r: "two"))
+    _scatter_handler("scatter_reduce", lambda s, r: "two")
+)
 
 
 _EMBEDDING_LABELS = {"self": "weight", "index": "input", "indices": "input"}
@@ -217,16 +222,23 @@ _EMBEDDING_LABELS = {"self": "weight", "index": "input", "indices": "input"}
 
 def _check_embedding(weight, indices, max_norm, caller):
     if max_norm is not None:
-        check_kernel_arguments("wrapper_CUDA__embedding_renorm_", "embedding()",
-                               [("self", weight), ("indices", indices)], caller, _EMBEDDING_LABELS)
-    check_kernel_arguments("wrapper_CUDA__index_select", "embedding()",
-                           [("self", weight), ("index", indices)], caller, _EMBEDDING_LABELS)
+        check_kernel_arguments(
+            "wrapper_CUDA__embedding_renorm_",
+            "embedding()",
+            [("self", weight), ("indices", indices)],
+            caller,
+            _EMBEDDING_LABELS,
+        )
+    check_kernel_arguments(
+        "wrapper_CUDA__index_select", "embedding()", [("self", weight), ("index", indices)], caller, _EMBEDDING_LABELS
+    )
 
 
 @handles(torch.nn.functional.embedding)
 def _embedding(func, args, kwargs, caller):
-    _check_embedding(_arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 0, "input"),
-                     _arg(args, kwargs, 3, "max_norm"), caller)
+    _check_embedding(
+        _arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 3, "max_norm"), caller
+    )
     return default(func, args, kwargs, caller)
 
 

@@ -31,8 +31,22 @@ from devfix.verify.simulator import checks
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.checks import device_error, norm_device, touch_device
 from devfix.verify.simulator.tags import (
-    CPU, cuda, first_index, fresh_outputs, index_of, is_sim, note_moved_copy, origin, pass_on_moved_copy, set_index, set_made_by_factory, set_origin,
-    sim_device, sim_index, storage, tensors,
+    CPU,
+    cuda,
+    first_index,
+    fresh_outputs,
+    index_of,
+    is_sim,
+    note_moved_copy,
+    origin,
+    pass_on_moved_copy,
+    set_index,
+    set_made_by_factory,
+    set_origin,
+    sim_device,
+    sim_index,
+    storage,
+    tensors,
 )
 
 _TB = torch._C.TensorBase
@@ -75,7 +89,7 @@ def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_form
     moving = cur != target
     index = index_of(target)
     converts = dtype is not None and dtype != t.dtype
-    if (t.requires_grad and torch.is_grad_enabled() and (moving or (cur != CPU and (copy or converts)))):
+    if t.requires_grad and torch.is_grad_enabled() and (moving or (cur != CPU and (copy or converts))):
         out = _Transfer.apply(t, index, dtype)
         if memory_format is not None:
             with no_function_mode():
@@ -139,7 +153,9 @@ def pin_error(t, frame=None):
     device_error(
         RuntimeError,
         f"cannot pin '{checks.legacy_type(t, True)}' only dense CPU tensors can be pinned",
-        "pin_memory()", {"tensor": sim_device(t)}, "DEV005",
+        "pin_memory()",
+        {"tensor": sim_device(t)},
+        "DEV005",
         "the data is already on the device; pin_memory=True only applies to CPU tensors",
         frame=frame or sys._getframe(2),
     )
@@ -150,17 +166,63 @@ def pin_error(t, frame=None):
 # ---------------------------------------------------------------------------
 # calls that may legally mix devices (copies, indexing with CPU indices, shape-only)
 NO_CHECK = {
-    "to", "cuda", "cpu", "type", "type_as", "copy_", "__setitem__", "__getitem__",
-    "index_put_", "index_put", "set_", "__repr__", "__format__", "__str__",
-    "__reduce_ex__", "__deepcopy__", "__array__", "numpy", "pin_memory", "is_pinned",
-    "new_tensor", "get_device", "size", "dim", "is_same_size", "backward",
-    "__len__", "__iter__", "__hash__", "__bool__", "item", "tolist",
+    "to",
+    "cuda",
+    "cpu",
+    "type",
+    "type_as",
+    "copy_",
+    "__setitem__",
+    "__getitem__",
+    "index_put_",
+    "index_put",
+    "set_",
+    "__repr__",
+    "__format__",
+    "__str__",
+    "__reduce_ex__",
+    "__deepcopy__",
+    "__array__",
+    "numpy",
+    "pin_memory",
+    "is_pinned",
+    "new_tensor",
+    "get_device",
+    "size",
+    "dim",
+    "is_same_size",
+    "backward",
+    "__len__",
+    "__iter__",
+    "__hash__",
+    "__bool__",
+    "item",
+    "tolist",
 }
 
 OPERATORS = {
     f"__{p}{n}__"
-    for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-              "and", "or", "xor", "lt", "le", "gt", "ge", "eq", "ne", "lshift", "rshift")
+    for n in (
+        "add",
+        "sub",
+        "mul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "matmul",
+        "and",
+        "or",
+        "xor",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "lshift",
+        "rshift",
+    )
     for p in ("", "r", "i")
 }
 
@@ -177,11 +239,35 @@ def wants_check(name: str) -> bool:
 
 
 FACTORIES = {
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
-    "arange", "eye", "linspace", "logspace", "tensor", "as_tensor",
-    "from_numpy", "zeros_like", "ones_like", "empty_like", "full_like",
-    "rand_like", "randn_like", "randint_like", "tril", "triu", "tril_indices",
-    "triu_indices", "bernoulli", "normal", "multinomial",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "eye",
+    "linspace",
+    "logspace",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "tril",
+    "triu",
+    "tril_indices",
+    "triu_indices",
+    "bernoulli",
+    "normal",
+    "multinomial",
 }
 
 
@@ -244,7 +330,9 @@ def _note_origin(name, fresh, ins, caller):
         if st.is_user_file(caller.f_code.co_filename):
             slf = caller.f_locals.get("self")
             where_made = (
-                caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name,
+                caller.f_code.co_filename,
+                caller.f_lineno,
+                caller.f_code.co_name,
                 isinstance(slf, torch.nn.Module),
             )
             made_here = True
@@ -258,10 +346,16 @@ def _note_origin(name, fresh, ins, caller):
 
 
 SPARSE_FACTORIES = tuple(
-    getattr(torch, name) for name in (
-        "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
-        "sparse_bsc_tensor", "sparse_compressed_tensor",
-    ) if hasattr(torch, name)
+    getattr(torch, name)
+    for name in (
+        "sparse_coo_tensor",
+        "sparse_csr_tensor",
+        "sparse_csc_tensor",
+        "sparse_bsr_tensor",
+        "sparse_bsc_tensor",
+        "sparse_compressed_tensor",
+    )
+    if hasattr(torch, name)
 )
 
 
@@ -302,8 +396,7 @@ def _to(func, args, kwargs, caller):
 def _cuda(func, args, kwargs, caller):
     dev = args[1] if len(args) > 1 else kwargs.get("device")
     target = norm_device(dev if dev is not None else "cuda")
-    return move(args[0], target, None, kwargs.get("non_blocking", False),
-                memory_format=kwargs.get("memory_format"))
+    return move(args[0], target, None, kwargs.get("non_blocking", False), memory_format=kwargs.get("memory_format"))
 
 
 @handles(_TB.cpu)
@@ -329,7 +422,9 @@ def _numpy(func, args, kwargs, caller):
             TypeError,
             f"can't convert {sim_device(t)} device type tensor to numpy. Use Tensor.cpu() to "
             "copy the tensor to host memory first.",
-            "Tensor.numpy()", {"self": sim_device(t)}, "DEV009",
+            "Tensor.numpy()",
+            {"self": sim_device(t)},
+            "DEV009",
             "a tensor on the device must be copied to the host first",
             frame=caller,
         )
@@ -436,4 +531,4 @@ def no_function_mode():
         yield
 
 
-__all__ = ["DispatchMode", "FunctionMode", "HANDLERS", "cuda", "move", "storage"]
+__all__ = ["HANDLERS", "DispatchMode", "FunctionMode", "cuda", "move", "storage"]

@@ -16,19 +16,30 @@ import sys
 import types
 
 import torch
-import torch.nn.functional  # noqa: F401  (make sure F.* exist before patching)
+import torch.nn.functional  # make sure F.* exist before patching
 import torch.serialization
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as _pin_module
 
-from devfix.verify.simulator import indexing  # noqa: F401  (registers the indexing handlers)
+from devfix.verify.simulator import (
+    dataparallel,
+    indexing,  # noqa: F401 - registers the indexing handlers
+)
 from devfix.verify.simulator import state as _state
-from devfix.verify.simulator import dataparallel
 from devfix.verify.simulator.checks import LOAD_MESSAGE, check_ordinal, device_error, norm_device, touch_device
 from devfix.verify.simulator.modes import DispatchMode, FunctionMode, no_function_mode, pin_error
 from devfix.verify.simulator.state import State, Unsupported
 from devfix.verify.simulator.tags import (
-    TAG, TORCH_DIR, cuda, index_of, is_sim, set_index, set_storage_index, sim_device, sim_index, tensors,
+    TAG,
+    TORCH_DIR,
+    cuda,
+    index_of,
+    is_sim,
+    set_index,
+    set_storage_index,
+    sim_device,
+    sim_index,
+    tensors,
 )
 
 _MISSING = object()
@@ -39,7 +50,9 @@ class _Patcher:
         self._saved = []
 
     def set(self, obj, name, value):
-        self._saved.append((obj, name, obj.__dict__.get(name, _MISSING) if isinstance(obj, type) else getattr(obj, name, _MISSING)))
+        self._saved.append(
+            (obj, name, obj.__dict__.get(name, _MISSING) if isinstance(obj, type) else getattr(obj, name, _MISSING))
+        )
         setattr(obj, name, value)
 
     def restore(self):
@@ -171,8 +184,12 @@ def _restore_location(orig):
             st = _state.current()
             if st is not None and st.cpu_only_load and getattr(st.local, "no_map_location", False):
                 device_error(
-                    RuntimeError, LOAD_MESSAGE, "torch.load()", {"checkpoint": location},
-                    "DEV010", "the checkpoint holds CUDA tensors and no map_location was given",
+                    RuntimeError,
+                    LOAD_MESSAGE,
+                    "torch.load()",
+                    {"checkpoint": location},
+                    "DEV010",
+                    "the checkpoint holds CUDA tensors and no map_location was given",
                 )
             index = _cuda_index(location)
             if st is not None and index >= st.devices:  # torch.serialization._validate_device
@@ -181,7 +198,9 @@ def _restore_location(orig):
                     f"Attempting to deserialize object on CUDA device {index} but "
                     f"torch.cuda.device_count() is {st.devices}. Please use torch.load with "
                     "map_location to map your storages to an existing device.",
-                    "torch.load()", {"checkpoint": cuda(index)}, "DEV010",
+                    "torch.load()",
+                    {"checkpoint": cuda(index)},
+                    "DEV010",
                     f"the checkpoint was saved on {cuda(index)}; map_location=device loads it "
                     "onto a device this machine has",
                 )
@@ -240,7 +259,9 @@ def _pack_padded(original):
             device_error(
                 RuntimeError,
                 f"'lengths' argument should be a 1D CPU int64 tensor, but got 1D {sim_device(lengths)} Long tensor",
-                "pack_padded_sequence()", {"lengths": sim_device(lengths)}, "DEV004",
+                "pack_padded_sequence()",
+                {"lengths": sim_device(lengths)},
+                "DEV004",
                 "the lengths of a packed sequence must stay on the CPU",
             )
         return original(input, lengths, *args, **kwargs)
@@ -290,8 +311,18 @@ def _scaler_is_cuda(device="cuda", *a, enabled=True, **k):
     return str(device).startswith("cuda") and bool(enabled)
 
 
-LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
-                "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")
+LEGACY_TYPES = (
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "BFloat16Tensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+)
 
 
 def _legacy_cuda_type(name: str):
@@ -320,8 +351,12 @@ def activate(state: State):
     p = _Patcher()
     cuda_mod = torch.cuda
     props = types.SimpleNamespace(
-        name="devfix simulated CUDA device", major=8, minor=0,
-        total_memory=16 * 1024**3, multi_processor_count=108, is_integrated=False,
+        name="devfix simulated CUDA device",
+        major=8,
+        minor=0,
+        total_memory=16 * 1024**3,
+        multi_processor_count=108,
+        is_integrated=False,
     )
     get_properties = _device_properties(props)
     state.exclude(TORCH_DIR)
@@ -359,10 +394,17 @@ def activate(state: State):
         for name in LEGACY_TYPES:
             p.set(cuda_mod, name, _legacy_cuda_type(name))
         for name in (
-            "memory_allocated", "max_memory_allocated", "memory_reserved",
-            "max_memory_reserved", "memory_stats", "memory_summary",
-            "reset_peak_memory_stats", "mem_get_info", "set_per_process_memory_fraction",
-            "memory_cached", "max_memory_cached",
+            "memory_allocated",
+            "max_memory_allocated",
+            "memory_reserved",
+            "max_memory_reserved",
+            "memory_stats",
+            "memory_summary",
+            "reset_peak_memory_stats",
+            "mem_get_info",
+            "set_per_process_memory_fraction",
+            "memory_cached",
+            "max_memory_cached",
         ):
             p.set(cuda_mod, name, _unsupported(f"torch.cuda.{name} (memory is not simulated)"))
         acc = torch.accelerator
@@ -379,12 +421,18 @@ def activate(state: State):
         p.set(cuda_mod, "is_current_stream_capturing", lambda: False)
         # unsupported features: refuse rather than pass unverified
         p.set(torch, "compile", _unsupported("torch.compile"))
-        ac = _guarded_class(torch.amp.autocast_mode.autocast, 'torch.autocast(device_type="cuda") (AMP)', _autocast_is_cuda)
+        ac = _guarded_class(
+            torch.amp.autocast_mode.autocast, 'torch.autocast(device_type="cuda") (AMP)', _autocast_is_cuda
+        )
         p.set(torch, "autocast", ac)
         p.set(torch.amp, "autocast", ac)
         p.set(torch.cuda.amp, "autocast", _unsupported("torch.cuda.amp.autocast (AMP)"))
         p.set(torch.cuda.amp, "GradScaler", _unsupported("torch.cuda.amp.GradScaler (AMP)"))
-        p.set(torch.amp, "GradScaler", _guarded_class(torch.amp.GradScaler, "torch.amp.GradScaler on cuda (AMP)", _scaler_is_cuda))
+        p.set(
+            torch.amp,
+            "GradScaler",
+            _guarded_class(torch.amp.GradScaler, "torch.amp.GradScaler on cuda (AMP)", _scaler_is_cuda),
+        )
         import torch.utils.cpp_extension as cpp_ext
 
         p.set(cpp_ext, "load_inline", _unsupported("torch.utils.cpp_extension.load_inline (custom CUDA kernels)"))
@@ -395,8 +443,11 @@ def activate(state: State):
             p.set(dist, "init_process_group", _unsupported("torch.distributed (multi-process / multi-GPU)"))
         # serialization, loaders, DataParallel
         p.set(torch.serialization, "location_tag", _location_tag(torch.serialization.location_tag))
-        p.set(torch.serialization, "default_restore_location",
-              _restore_location(torch.serialization.default_restore_location))
+        p.set(
+            torch.serialization,
+            "default_restore_location",
+            _restore_location(torch.serialization.default_restore_location),
+        )
         p.set(torch, "load", _load(torch.load))
         p.set(torch.serialization, "load", torch.load)
         p.set(_pin_module, "pin_memory", _pin_memory)
@@ -404,14 +455,20 @@ def activate(state: State):
         p.set(torch.backends.cudnn, "is_acceptable", lambda t: False)
         # optimizers and clip_grad_norm_ run one _foreach kernel per (simulated) device
         group = _group_by_device(torch.utils._foreach_utils._group_tensors_by_device_and_dtype)
-        for name in ("torch.utils._foreach_utils", "torch.optim.optimizer", "torch.optim.swa_utils",
-                     "torch.nn.utils.clip_grad"):
+        for name in (
+            "torch.utils._foreach_utils",
+            "torch.optim.optimizer",
+            "torch.optim.swa_utils",
+            "torch.nn.utils.clip_grad",
+        ):
             p.set(importlib.import_module(name), "_group_tensors_by_device_and_dtype", group)
         # DataParallel: torch's own forward and replicate, with the CUDA pieces simulated
         p.set(torch.nn.DataParallel, "forward", dataparallel.checked_forward(torch.nn.DataParallel.forward))
         # (torch.nn.parallel.replicate & co. name the functions: patch the modules)
-        parallel = {n: importlib.import_module(f"torch.nn.parallel.{n}")
-                    for n in ("scatter_gather", "replicate", "data_parallel")}
+        parallel = {
+            n: importlib.import_module(f"torch.nn.parallel.{n}")
+            for n in ("scatter_gather", "replicate", "data_parallel")
+        }
         p.set(parallel["scatter_gather"], "Scatter", dataparallel.Scatter)
         p.set(parallel["scatter_gather"], "Gather", dataparallel.Gather)
         p.set(parallel["replicate"], "_broadcast_coalesced_reshape", dataparallel.broadcast_coalesced_reshape)

@@ -50,8 +50,7 @@ class State:
     directory, or the project folder given to ``devfix verify``).
     """
 
-    def __init__(self, script: str | None, cpu_only_load: bool = False, devices: int = 1,
-                 root: str | None = None):
+    def __init__(self, script: str | None, cpu_only_load: bool = False, devices: int = 1, root: str | None = None):
         self.script = os.path.abspath(script) if script else None
         self.root = os.path.abspath(root) if root else os.path.dirname(self.script or os.getcwd())
         self.cpu_only_load = cpu_only_load

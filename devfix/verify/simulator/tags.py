@@ -37,7 +37,7 @@ def cuda(index: int) -> str:
 def storage(t):
     try:
         return t.untyped_storage()
-    except Exception:  # sparse, nested, ... : never simulated
+    except Exception:  # noqa: BLE001 - sparse, nested, ... : never simulated
         return None
 
 

@@ -1,0 +1,218 @@
+"""Calls of a file's own functions, and what each function is (a mixin of `Program`).
+
+A call site feeds the callee's parameters (joined over the pass's call sites, program world)
+and gets back what the callee returns, made at the call; a call that asks for a GPU whatever
+devfix does is noted as GPU-only (demands.py). Kept apart from program.py, which runs the
+fixpoint these calls feed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from devfix.analysis import calls
+from devfix.analysis.demands import asks_for_gpu, cuda_default_params
+from devfix.analysis.linking import FunctionSummary
+from devfix.analysis.scopes import Scope
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Slot, Value, join
+
+if TYPE_CHECKING:
+    from devfix.analysis.classes import ClassInfo
+    from devfix.analysis.evaluate import Frame
+
+Args = list[tuple[cst.Arg, Value]]
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    scope: Scope
+    klass: ClassInfo | None = None
+    self_name: str | None = None
+    world: str = "program"
+    args: dict[str, Value] = field(default_factory=dict)  # joined over the call sites of the previous pass
+    pending: dict[str, Value] = field(default_factory=dict)  # call sites of this pass
+    calls: int = 0
+    pending_calls: int = 0
+    returns: Value | None = None
+    param_moves: dict[str, Slot] = field(default_factory=dict)  # module parameters moved in place, with the evidence
+    module_inputs: set[str] = field(default_factory=set)  # module world: parameters shown to meet the weights
+    moves_params: set[str] = field(default_factory=set)  # parameters the function moves itself
+    host_params: set[str] = field(default_factory=set)  # parameters it keeps on the host (pack lengths, NumPy)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def parameters(self) -> list[cst.Param]:
+        params = self.node.params
+        return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+class FunctionFlow:
+    """The calls of the file's functions, for `Program`."""
+
+    def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
+        ref = callee.ref
+        if isinstance(ref, cst.ClassDef) and id(ref) in self.classes:
+            return self.instantiate(frame, node, self.classes[id(ref)], args)
+        if isinstance(ref, cst.FunctionDef) and id(ref) in self.functions:
+            return self.call_function(frame, node, self.functions[id(ref)], args, bound=callee.bound)
+        if isinstance(ref, cst.FunctionDef) and id(ref) in self.linked_functions:
+            # a function of another project file: what it may do to its arguments is unknown
+            # here; what it returns is what its summary says, made at this call
+            summary = self.linked_functions[id(ref)]
+            self.note_gpu_argument(
+                node, args, summary.params, summary.device_params, summary.cuda_defaults, summary.needs_gpu
+            )
+            arguments = self.note_linked_call(summary, args)
+            for index, (arg, value) in enumerate(args):
+                name = calls.parameter_name(arg, index, summary.params)
+                if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
+                    frame.escape(value)
+            returns = summary.returns
+            return self._returned(frame, node, returns) if returns is not None else UNKNOWN
+        return UNKNOWN
+
+    def note_linked_call(self, summary: FunctionSummary | None, args: Args) -> dict[str, Value] | None:
+        """A call of another file's function (or class): what it passes, for that file."""
+        if summary is None:
+            return None
+        arguments = calls.linked_arguments(summary.params, args)
+        self.linked_calls.append((summary, arguments))
+        return arguments
+
+    def device_params(self, info: FunctionInfo) -> frozenset[str]:
+        """Parameters the function moves tensors or modules to (`z.to(current_device)`,
+        `x.cuda(gpu)`, `torch.zeros(..., device=dev)`): whatever a caller passes there is a
+        device."""
+        key = id(info.node)
+        if key not in self._device_params:
+            params = {p.name.value for p in info.parameters()}
+            found = set()
+            for call in self.data.within(self.data.calls, info.node):
+                func = call.func
+                for arg in call.args:
+                    target = arg.value
+                    if not isinstance(target, cst.Name) or target.value not in params:
+                        continue
+                    moved = (
+                        isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and arg.keyword is None
+                    )
+                    if moved or (arg.keyword is not None and arg.keyword.value == "device"):
+                        found.add(target.value)
+            self._device_params[key] = frozenset(found)
+        return self._device_params[key]
+
+    def cuda_defaults(self, info: FunctionInfo) -> frozenset[str]:
+        """Parameters whose default makes the function call `.cuda()` (demands.py)."""
+        key = id(info.node)
+        if key not in self._cuda_defaults:
+            self._cuda_defaults[key] = cuda_default_params(self.data, info.node)
+        return self._cuda_defaults[key]
+
+    def note_gpu_argument(
+        self,
+        node: cst.Call,
+        args: Args,
+        params,
+        device_params: frozenset[str],
+        cuda_defaults: frozenset[str] = frozenset(),
+        needs_gpu: bool = False,
+        *,
+        method: bool = False,
+    ) -> None:
+        """A call that asks for a GPU whatever devfix does, like `torch.cuda.current_device()`:
+        `model.sample(144, 0)` where `sample` moves its result to that parameter,
+        `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
+        or a function of another file that needs a GPU itself (demands.py)."""
+        # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
+        if needs_gpu or asks_for_gpu(
+            args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch and not method
+        ):
+            self.gpu_only_calls.append(node)
+
+    def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Value | None) -> Value:
+        self.call_sites.setdefault(id(info.node), []).append(node)
+        params = info.parameters()
+        names = [p.name.value for p in params]
+        if info.self_name is not None and names and names[0] == info.self_name:
+            names = names[1:]
+        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_defaults(info))
+        star = any(arg.star for arg, _ in args)
+        if info.world == "program" and not star:
+            for index, (arg, value) in enumerate(args):
+                name = calls.parameter_name(arg, index, names)
+                if name is None or name not in names:
+                    continue
+                info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
+            info.pending_calls += 1
+        for index, (arg, value) in enumerate(args):
+            name = calls.parameter_name(arg, index, names)
+            if value.kind is Kind.MODULE and name in info.param_moves:
+                frame.set_place(value.obj, *info.param_moves[name])
+            elif star or name is None:
+                frame.escape(value)
+        if info.world == "module" and bound is not None and bound.kind is Kind.MODULE:
+            if info.name in ("forward", "__call__"):
+                return calls.module_call(frame, node, bound, args)
+            if info.name == "__init__":
+                return HOST
+            if frame.world == "module":
+                # `self.v(s)` inside the module: what the method feeds to the weights meets them,
+                # and it returns what `self.init_hidden(n)` makes
+                self._meet_method_inputs(node, info, bound, args, names)
+                return info.returns or UNKNOWN
+            return self._module_method_result(frame, node, info, bound, args, names)
+        if info.returns is None:
+            return UNKNOWN
+        return self._returned(frame, node, info.returns)
+
+    def _module_method_result(
+        self, frame: Frame, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: list[str]
+    ) -> Value:
+        """`model.generate(ids)`, `model.init_hidden(n)` from a program: the arguments the method
+        feeds to the module's weights meet them; what it returns lives where the method made it
+        (on the module's device, or on the CPU when it builds a tensor from nothing)."""
+        self._meet_method_inputs(node, info, module, args, names)
+        result = info.returns
+        if result is None:
+            return UNKNOWN
+        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
+            return replace(
+                result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset()
+            )
+        return result
+
+    def _meet_method_inputs(
+        self, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: list[str]
+    ) -> None:
+        inputs = []
+        for index, (arg, value) in enumerate(args):
+            name = calls.parameter_name(arg, index, names)
+            if name in info.module_inputs and value.kind is Kind.TENSOR and not value.scalar:
+                inputs.append((arg.value, value))
+        if inputs:
+            self.meet(node, "call", inputs, module=module)
+
+    def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value:
+        """What a helper builds and returns is, for its caller, made at the call: a fix moves
+        it there (`build_model().to(device)`), never inside a function other callers share."""
+        if (
+            value.place is not Place.CPU
+            or not value.origins
+            or not all(o.kind in ("construct", "factory", "host") for o in value.origins)
+        ):
+            return value
+        if value.kind is Kind.MODULE:
+            obj = id(call)
+            frame.heap[obj] = (Place.CPU, frozenset({Origin("construct", call)}))
+            return replace(value, origins=frozenset({Origin("construct", call)}), obj=obj)
+        if value.kind is Kind.TENSOR:
+            return replace(
+                value, origins=frozenset({Origin("host", call, loop=frame.loops[-1] if frame.loops else None)})
+            )
+        return value
