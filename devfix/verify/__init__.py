@@ -10,7 +10,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["VerifyResult", "run_script"]
 
@@ -27,7 +29,7 @@ class VerifyResult:
 
     verdict: str
     exit_code: int | None
-    report: dict = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
     stdout: str = ""
     stderr: str = ""
 
@@ -36,17 +38,19 @@ class VerifyResult:
         return self.verdict == "ok"
 
     @property
-    def rule(self):
-        return self.report.get("rule")
+    def rule(self) -> str | None:
+        rule: str | None = self.report.get("rule")
+        return rule
 
     @property
-    def line(self):
-        return self.report.get("line")
+    def line(self) -> int | None:
+        line: int | None = self.report.get("line")
+        return line
 
 
 def run_script(
-    path=None,
-    args=(),
+    path: str | os.PathLike[str] | None = None,
+    args: Iterable[object] = (),
     cpu_only_load: bool = False,
     timeout: float = 60,
     python: str | None = None,
@@ -66,17 +70,19 @@ def run_script(
         cmd += ["-m", module, *map(str, args)]
         cwd = cwd or os.getcwd()
     else:
-        path = os.fspath(path)
-        cmd += [path, *map(str, args)]
+        if path is None:
+            raise TypeError("run_script needs a path or a module")
+        script = os.fspath(path)
+        cmd += [script, *map(str, args)]
         if cwd is None:
-            cwd = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+            cwd = script if os.path.isdir(script) else os.path.dirname(os.path.abspath(script))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     except subprocess.TimeoutExpired as e:
         return VerifyResult("timeout", None, {}, _text(e.stdout), _text(e.stderr))
-    report = {}
+    report: dict[str, Any] = {}
     for line in reversed(proc.stdout.strip().splitlines()):
         try:
             report = json.loads(line)
@@ -87,7 +93,7 @@ def run_script(
     return VerifyResult(verdict, proc.returncode, report, proc.stdout, proc.stderr)
 
 
-def _text(b) -> str:
+def _text(b: str | bytes | None) -> str:
     if b is None:
         return ""
     return b.decode(errors="replace") if isinstance(b, bytes) else b

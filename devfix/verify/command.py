@@ -37,7 +37,7 @@ import click
 @click.argument("script", required=False, type=click.Path())
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def verify_command(
-    as_json: bool, cpu_only_load: bool, devices: int, module: str | None, script: str | None, args: tuple
+    as_json: bool, cpu_only_load: bool, devices: int, module: str | None, script: str | None, args: tuple[str, ...]
 ) -> None:
     """Run SCRIPT [ARGS] as if CUDA devices existed (all work stays on the CPU)
     and report the first place where tensors on different devices meet.

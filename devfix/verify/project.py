@@ -12,6 +12,7 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 ENTRY_NAMES = ("train.py", "main.py", "__main__.py")
@@ -29,7 +30,7 @@ class Entry:
     path: str | None  # the script to run (None for a module)
     module: str | None  # the module to run (None for a script)
     root: str  # the user's code: every file under this directory
-    sys_path: list = field(default_factory=list)  # put in front of sys.path, in this order
+    sys_path: list[str] = field(default_factory=list)  # put in front of sys.path, in this order
     argv0: str = ""  # sys.argv[0] (runpy sets a module's own file)
 
 
@@ -76,7 +77,7 @@ def find_entry(folder: str) -> str:
     )
 
 
-def _ambiguous(folder: str, names) -> UsageError:
+def _ambiguous(folder: str, names: Sequence[str]) -> UsageError:
     listed = ", ".join(names)
     return UsageError(
         f"{folder} has several entry scripts ({listed}): pass the one to run, "
@@ -103,11 +104,11 @@ def has_main_guard(path: str) -> bool:
     return False
 
 
-def _is_name(sides) -> bool:
+def _is_name(sides: Iterable[ast.expr]) -> bool:
     return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
 
 
-def _is_main(sides) -> bool:
+def _is_main(sides: Iterable[ast.expr]) -> bool:
     return any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
@@ -127,8 +128,8 @@ def _module_entry(module: str, cwd: str) -> Entry:
     return Entry(None, module, root, [cwd], module)
 
 
-def _unique(paths):
-    out = []
+def _unique(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
     for p in paths:
         if p not in out:
             out.append(p)

@@ -10,7 +10,12 @@ import json
 import os
 import re
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # no import at run time: the simulator's package imports torch
+    from devfix.verify.simulator.state import Event
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 
@@ -46,7 +51,7 @@ class Result:
     file: str | None = None
     line: int | None = None
     operation: str | None = None
-    devices: dict = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)
     rule: str | None = None
     rule_name: str | None = None
     message: str | None = None
@@ -54,7 +59,7 @@ class Result:
     detail: str | None = None
     tensors_on_device: int = 0
     seconds: float = 0.0
-    called_from: list = field(default_factory=list)  # ["file:line", ...] outer user frames
+    called_from: list[str] = field(default_factory=list)  # ["file:line", ...] outer user frames
     gpus: int = 1  # how many GPUs were simulated (--devices)
     cell: int | None = None  # in a notebook: the cell (`line` is then the line in that cell)
 
@@ -138,25 +143,27 @@ def _with_rule(res: Result, rule: str | None) -> Result:
     return res
 
 
-def last_user_frame(exc: BaseException, is_user_file) -> tuple[str | None, int | None]:
+def last_user_frame(exc: BaseException, is_user_file: Callable[[str], bool]) -> tuple[str | None, int | None]:
     """The innermost frame of the traceback that is in the user's own code."""
-    found = (None, None)
+    found: tuple[str | None, int | None] = (None, None)
     for fs in traceback.extract_tb(exc.__traceback__):
         if is_user_file(fs.filename):
             found = (fs.filename, fs.lineno)
     return found
 
 
-def location_in_text(text: str, is_user_file) -> tuple[str | None, int | None]:
+def location_in_text(text: str, is_user_file: Callable[[str], bool]) -> tuple[str | None, int | None]:
     """Last user frame named inside a re-raised worker traceback text."""
-    found = (None, None)
+    found: tuple[str | None, int | None] = (None, None)
     for m in re.finditer(r'File "([^"]+)", line (\d+)', text):
         if is_user_file(m.group(1)):
             found = (m.group(1), int(m.group(2)))
     return found
 
 
-def from_event(event, exc, is_user_file, tensors, seconds) -> Result:
+def from_event(
+    event: Event, exc: BaseException | None, is_user_file: Callable[[str], bool], tensors: int, seconds: float
+) -> Result:
     """A device error or unsupported feature recorded by the simulator."""
     file, line = event.file, event.line
     if file is None and exc is not None:
@@ -190,7 +197,7 @@ def from_event(event, exc, is_user_file, tensors, seconds) -> Result:
     return _with_rule(res, event.rule)
 
 
-def from_exception(exc, is_user_file, tensors, seconds) -> Result:
+def from_exception(exc: BaseException, is_user_file: Callable[[str], bool], tensors: int, seconds: float) -> Result:
     """An exception the simulator did not record: maybe a device error raised in
     a worker process / pin thread (text only), else the script's own failure."""
     text = f"{type(exc).__name__}: {exc}"

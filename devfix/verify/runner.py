@@ -18,6 +18,7 @@ import os
 import runpy
 import sys
 import time
+from collections.abc import Sequence
 
 from devfix import notebooks
 from devfix.verify import project
@@ -33,7 +34,7 @@ except ImportError:  # no torch: `run` says so
 
 def run(
     script: str | None,
-    args=(),
+    args: Sequence[str] = (),
     as_json: bool = False,
     cpu_only_load: bool = False,
     devices: int = 1,
@@ -60,8 +61,8 @@ def run(
     state = simulator.State(entry.path, cpu_only_load, devices=devices, root=entry.root)
     sys.argv = [entry.argv0, *args]
     sys.path[0:0] = entry.sys_path
-    exc = None
-    exit_status = 0
+    exc: BaseException | None = None
+    exit_status: str | int | None = 0
     start = time.perf_counter()
     # with --json the script's own prints go to stderr: stdout holds one JSON object
     out = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
@@ -70,10 +71,11 @@ def run(
             with simulator.activate(state):
                 if entry.module:
                     runpy.run_module(entry.module, run_name="__main__", alter_sys=True)
-                elif notebook is not None:
-                    _run_cells(entry.path, notebook)
-                else:
-                    runpy.run_path(entry.path, run_name="__main__")
+                elif entry.path is not None:  # not a module: a script (resolve gives one or the other)
+                    if notebook is not None:
+                        _run_cells(entry.path, notebook)
+                    else:
+                        runpy.run_path(entry.path, run_name="__main__")
         except SystemExit as e:
             exit_status = e.code
         except KeyboardInterrupt:
@@ -85,9 +87,9 @@ def run(
     seconds = time.perf_counter() - start
     n = state.tensors_on_device
     if isinstance(exc, simulator.Unsupported) and state.first is None:
-        state.record(simulator.Event("unsupported", exc.feature))
-        uf = report.last_user_frame(exc, state.is_user_file)
-        state.first.file, state.first.line = uf
+        event = simulator.Event("unsupported", exc.feature)
+        event.file, event.line = report.last_user_frame(exc, state.is_user_file)
+        state.record(event)
     if state.first is not None:
         res = report.from_event(state.first, exc, state.is_user_file, n, seconds)
     elif exc is not None:
@@ -103,7 +105,7 @@ def run(
     else:
         res = Result("ok", EXIT_OK, tensors_on_device=n, seconds=seconds)
     res.gpus = devices
-    if notebook is not None:
+    if notebook is not None and entry.path is not None:
         _in_cells(res, entry.path, notebook)
     return _emit(res, as_json)
 
@@ -147,9 +149,9 @@ _FUTURE_FLAGS = functools.reduce(
 )
 
 
-def _cell_ranges(notebook: notebooks.Notebook):
+def _cell_ranges(notebook: notebooks.Notebook) -> list[tuple[int, int]]:
     """(first, end) program lines (0-based, end excluded) of each cell's code."""
-    ranges = []
+    ranges: list[list[int]] = []
     for index, (_cell, line) in enumerate(notebook.where):
         if line == 0:
             ranges.append([index + 1, index + 1])

@@ -11,6 +11,9 @@ import ast
 import inspect
 import os
 import sys
+from collections.abc import Callable, Iterable, Sequence
+from types import FrameType
+from typing import Any, NoReturn
 
 import torch
 
@@ -24,6 +27,7 @@ from devfix.verify.simulator.tags import (
     made_by_factory,
     origin,
     real_type,
+    sim_device,
     sim_index,
 )
 
@@ -42,7 +46,16 @@ LOAD_MESSAGE = (
 # ---------------------------------------------------------------------------
 # recording and raising
 # ---------------------------------------------------------------------------
-def device_error(exc_type, message, operation, devices, rule, detail="", frame=None, text=None):
+def device_error(
+    exc_type: type[BaseException],
+    message: str,
+    operation: str,
+    devices: dict[str, str],
+    rule: str,
+    detail: str = "",
+    frame: FrameType | None = None,
+    text: str | None = None,
+) -> NoReturn:
     """Record the first device error with the user's file/line, then raise it
     with the exact text real CUDA PyTorch uses (`text`, when the exception
     carries more lines than the one-line `message` the report shows)."""
@@ -77,7 +90,7 @@ def touch_device() -> None:
     st.device_used = True
 
 
-def norm_device(dev) -> str | None:
+def norm_device(dev: Any) -> str | None:
     """'cuda', 0, torch.device('cuda:0') -> 'cuda:0'; 'cpu' -> 'cpu'; other -> None.
 
     A bare 'cuda' is the current device of the thread (``torch.cuda.set_device``)."""
@@ -90,13 +103,20 @@ def norm_device(dev) -> str | None:
     except Exception:  # noqa: BLE001 - anything torch does not take for a device is not one
         return None
     if d.type == "cuda":
-        st = _state.current()
-        index = d.index if d.index is not None else (st.current_device if st else 0)
-        check_ordinal(index)
-        return cuda(index)
+        return cuda_device(d.index)
     if d.type == "cpu":
         return CPU
     return None
+
+
+def cuda_device(index: int | None = None) -> str:
+    """'cuda:N' for `index`, a None index (a bare 'cuda') being the current device of the
+    thread; an index past the simulated GPUs fails as on a real machine (``check_ordinal``)."""
+    if index is None:
+        st = _state.current()
+        index = st.current_device if st else 0
+    check_ordinal(index)
+    return cuda(index)
 
 
 ORDINAL_MESSAGE = "CUDA error: invalid device ordinal"
@@ -108,7 +128,7 @@ ORDINAL_TEXT = (
     "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
 )
-_ACCELERATOR_ERROR = getattr(torch, "AcceleratorError", RuntimeError)  # what C10_CUDA_CHECK raises
+_ACCELERATOR_ERROR: type[BaseException] = getattr(torch, "AcceleratorError", RuntimeError)  # what C10_CUDA_CHECK raises
 
 
 def check_ordinal(index: int, operation: str = "") -> None:
@@ -136,7 +156,7 @@ def check_ordinal(index: int, operation: str = "") -> None:
 # which rule fixes it
 # ---------------------------------------------------------------------------
 def in_optimizer_code() -> bool:
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     optim_dir = os.path.join(TORCH_DIR, "optim") + os.sep
     while f is not None:
         if os.path.abspath(f.f_code.co_filename).startswith(optim_dir):
@@ -160,7 +180,7 @@ def shares_loop(path: str, a: int, b: int) -> bool:
     return False
 
 
-def _caller_in(frame, path: str):
+def _caller_in(frame: FrameType | None, path: str) -> FrameType | None:
     """The innermost frame of file `path` that (indirectly) called `frame`."""
     path = os.path.abspath(path)
     f = frame.f_back if frame is not None else None
@@ -171,7 +191,7 @@ def _caller_in(frame, path: str):
     return None
 
 
-def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
+def classify(cpu_t: torch.Tensor, cuda_t: torch.Tensor | None, meet_frame: FrameType | None) -> tuple[str, str]:
     """Pick the rule that fixes a CPU/GPU mismatch, from where the CPU tensor came from."""
     if in_optimizer_code():
         return "DEV003", "the optimizer was built before the model was moved; its state stayed on the CPU"
@@ -190,10 +210,15 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
             return "DEV012", f"the CPU tensor is a plain module attribute created at {where}"
         if in_module:
             return "DEV007", f"the CPU tensor was created at {where} without device="
-        same_file = meet_frame is not None and os.path.abspath(ofile) == os.path.abspath(meet_frame.f_code.co_filename)
-        if same_file and shares_loop(ofile, oline, meet_frame.f_lineno):
+        # the tensors meet in the file that created the CPU tensor: the meeting's frame, else None
+        meet_here = (
+            meet_frame
+            if meet_frame is not None and os.path.abspath(ofile) == os.path.abspath(meet_frame.f_code.co_filename)
+            else None
+        )
+        if meet_here is not None and shares_loop(ofile, oline, meet_here.f_lineno):
             return "DEV008", f"the CPU tensor was created in the loop at {where} without device="
-        caller = _caller_in(meet_frame, ofile) if not same_file and made_by_factory(cpu_t) else None
+        caller = _caller_in(meet_frame, ofile) if meet_here is None and made_by_factory(cpu_t) else None
         if caller is not None and shares_loop(ofile, oline, caller.f_lineno):
             # a factory's own result, made in the loop of a script and handed to the `forward`
             # of a model of another file
@@ -203,28 +228,23 @@ def classify(cpu_t, cuda_t, meet_frame) -> tuple[str, str]:
             # for a prediction, a one-off step): devfix creates it on the device
             return "DEV008", f"the CPU tensor was created at {where} without device="
         if (
-            same_file
-            and meet_frame.f_code.co_name == ofunc
+            meet_here is not None
+            and meet_here.f_code.co_name == ofunc
             and made_by_factory(cpu_t)
-            and shares_loop(ofile, meet_frame.f_lineno, meet_frame.f_lineno)
+            and shares_loop(ofile, meet_here.f_lineno, meet_here.f_lineno)
         ):
             # an accumulator made before the loop (`preds = torch.tensor([])`), then joined
             # with the model's outputs
             return "DEV008", f"the CPU tensor was created at {where} without device="
     if isinstance(cuda_t, torch.nn.Parameter):
-        return "DEV004", f"the model is on {_device(cuda_t)} but this input is on the CPU"
+        return "DEV004", f"the model is on {sim_device(cuda_t)} but this input is on the CPU"
     return "DEV004", "this tensor was never moved to the device"
-
-
-def _device(t) -> str:
-    i = sim_index(t)
-    return cuda(i) if i is not None else str(torch._C.TensorBase.device.__get__(t))
 
 
 # ---------------------------------------------------------------------------
 # argument names, as the error texts and the report say them
 # ---------------------------------------------------------------------------
-ROLES = {
+ROLES: dict[str, list[str]] = {
     "linear": ["input", "weight", "bias"],
     "bilinear": ["input1", "input2", "weight", "bias"],
     "embedding": ["input", "weight"],
@@ -248,14 +268,16 @@ CONV = {n for n in ROLES if n.startswith("conv")}
 RNN = {"lstm", "gru", "rnn_tanh", "rnn_relu"}
 
 
-def op_name(func) -> tuple[str, bool]:
-    name = getattr(func, "__name__", str(func))
-    qual = getattr(func, "__qualname__", "")
+def op_name(func: Callable[..., Any]) -> tuple[str, bool]:
+    name: str = getattr(func, "__name__", str(func))
+    qual: str = getattr(func, "__qualname__", "")
     is_method = qual.startswith(("TensorBase.", "Tensor."))
     return name, is_method
 
 
-def named_tensors(func, args, kwargs):
+def named_tensors(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]
+) -> list[tuple[str, torch.Tensor]]:
     """[(role, tensor)] in argument order, with readable role names."""
     name, is_method = op_name(func)
     names = ROLES.get(name)
@@ -263,7 +285,7 @@ def named_tensors(func, args, kwargs):
         names = ["self", "other"] if is_method else ["input", "other"]
         try:  # Python-level functions (F.cross_entropy...) have real names
             bound = inspect.signature(func).bind_partial(*args, **kwargs).arguments
-            items = list(bound.items())
+            items: list[tuple[str, Any]] | None = list(bound.items())
         except Exception:  # noqa: BLE001 - builtins without a signature, arguments that do not bind
             items = None
         if items is not None:
@@ -273,8 +295,8 @@ def named_tensors(func, args, kwargs):
     return _flatten_named(items)
 
 
-def _flatten_named(items):
-    out = []
+def _flatten_named(items: Iterable[tuple[str, Any]]) -> list[tuple[str, torch.Tensor]]:
+    out: list[tuple[str, torch.Tensor]] = []
     for role, val in items:
         if isinstance(val, torch.Tensor):
             out.append((role, val))
@@ -305,31 +327,49 @@ _LEGACY = {
 }
 
 
-def legacy_type(t, on_cuda: bool) -> str:
+def legacy_type(t: torch.Tensor, on_cuda: bool) -> str:
     """Legacy type name as real PyTorch prints it: torch[.cuda].FloatTensor."""
     name = _LEGACY.get(t.dtype, "Tensor")
     return f"torch.cuda.{name}" if on_cuda else f"torch.{name}"
 
 
-def host_arguments(name, args, kwargs=None):
-    """Arguments real CUDA wants (or accepts) on the host: the `batch_sizes` of a packed RNN
-    call (`lstm(data, batch_sizes, hx, ...)`), which `pack_padded_sequence` keeps on the CPU;
-    a CTC loss's targets and lengths (cuDNN's CTC requires CPU lengths; the native kernel
-    copies CPU targets to the GPU itself)."""
-    if name in RNN and len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.int64:
+def _packed_batch_sizes(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+    """The `batch_sizes` of a packed RNN call (`lstm(data, batch_sizes, hx, ...)`), which
+    `pack_padded_sequence` keeps on the CPU."""
+    if len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.int64:
         return (args[1],)
-    if name == "ctc_loss":
-        rest = list(args[1:4]) + [
-            v for k, v in (kwargs or {}).items() if k in ("targets", "input_lengths", "target_lengths")
-        ]
-        return tuple(t for t in rest if isinstance(t, torch.Tensor))
     return ()
+
+
+def _ctc_targets_and_lengths(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+    """A CTC loss's targets and lengths (cuDNN's CTC requires CPU lengths; the native kernel
+    copies CPU targets to the GPU itself)."""
+    rest = list(args[1:4]) + [v for k, v in kwargs.items() if k in ("targets", "input_lengths", "target_lengths")]
+    return tuple(t for t in rest if isinstance(t, torch.Tensor))
+
+
+# the arguments real CUDA wants (or accepts) on the host, by the called function's name
+HOST_ARGUMENTS: dict[str, Callable[[Sequence[Any], dict[str, Any]], tuple[torch.Tensor, ...]]] = {
+    **dict.fromkeys(RNN, _packed_batch_sizes),
+    "ctc_loss": _ctc_targets_and_lengths,
+}
+
+
+def host_arguments(name: str, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> tuple[torch.Tensor, ...]:
+    """Arguments of the call `name` that real CUDA wants (or accepts) on the host."""
+    pick = HOST_ARGUMENTS.get(name)
+    return pick(args, kwargs or {}) if pick is not None else ()
 
 
 # ---------------------------------------------------------------------------
 # the same-device check of ordinary calls
 # ---------------------------------------------------------------------------
-def check_same_device(func, args, kwargs, frame) -> None:
+Placed = tuple[int, str, torch.Tensor, str]  # a tensor argument: (position, role, tensor, device)
+
+
+def check_same_device(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], frame: FrameType | None
+) -> None:
     """Tensors of one call must be on one device; 0-dim CPU tensors may join a
     device call (as on real CUDA). The first device met is the call's device,
     as in TensorIterator; the first argument elsewhere is the one reported."""
@@ -338,7 +378,7 @@ def check_same_device(func, args, kwargs, frame) -> None:
         return
     name, is_method = op_name(func)
     host = host_arguments(name, args, kwargs)
-    placed = []  # (position, role, tensor, device)
+    placed: list[Placed] = []
     for pos, (role, t) in enumerate(named):
         i = sim_index(t)
         if i is not None:
@@ -351,19 +391,17 @@ def check_same_device(func, args, kwargs, frame) -> None:
     other = next((p for p in placed if p[3] != common[3]), None)
     if other is None:
         return
-    _, cr, ct, cdev = common
-    _, orole, ot, odev = other
+    _, _, ct, cdev = common
+    _, _, ot, odev = other
     pair = sorted([common, other])
     devices = {p[1]: p[3] for p in pair}
     op = f"Tensor.{name}()" if is_method else f"{name}()"
-    msg = None
-    if name in CONV and odev == CPU and {orole, cr} <= {"input", "weight", "bias"} and "input" in (orole, cr):
-        msg = conv_message(ct, cr, ot, orole)
-    elif name in RNN:
-        msg = rnn_message({orole: odev, cr: cdev})
+    own_message = CALL_MESSAGES.get(name)
+    msg = own_message(common, other) if own_message is not None else None
     if msg is None:
         msg = generic_message(cdev, odev)
-    meet = _state.current().user_frame(frame) if _state.current() else None
+    st = _state.current()
+    meet = st.user_frame(frame) if st is not None else None
     if odev == CPU:
         rule, detail = classify(ot, ct, meet)
     else:
@@ -377,7 +415,7 @@ def generic_message(first: str, second: str) -> str:
     return f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!"
 
 
-def conv_message(cuda_t, cuda_role, cpu_t, cpu_role) -> str:
+def conv_message(cuda_t: torch.Tensor, cuda_role: str, cpu_t: torch.Tensor, cpu_role: str) -> str:
     inp_cuda = cuda_role == "input"
     other = cpu_role if inp_cuda else cuda_role
     inp_t, oth_t = (cuda_t, cpu_t) if inp_cuda else (cpu_t, cuda_t)
@@ -390,7 +428,7 @@ def conv_message(cuda_t, cuda_role, cpu_t, cpu_role) -> str:
     return msg
 
 
-def rnn_message(roles: dict) -> str | None:
+def rnn_message(roles: dict[str, str]) -> str | None:
     hid = next((r for r in roles if r.startswith("hx")), None)
     par = next((r for r in roles if r.startswith("params")), None)
     if "input" in roles and hid:
@@ -406,6 +444,28 @@ def rnn_message(roles: dict) -> str | None:
     return None
 
 
+def _conv_call_message(common: Placed, other: Placed) -> str | None:
+    """A convolution's own text when its input and weight (or bias) meet, one on the CPU."""
+    _, cr, ct, _ = common
+    _, orole, ot, odev = other
+    if odev == CPU and {orole, cr} <= {"input", "weight", "bias"} and "input" in (orole, cr):
+        return conv_message(ct, cr, ot, orole)
+    return None
+
+
+def _rnn_call_message(common: Placed, other: Placed) -> str | None:
+    """An RNN's own text when its input meets its hidden state or parameters."""
+    return rnn_message({other[1]: other[3], common[1]: common[3]})
+
+
+# the call's own error text, by the called function's name, from the call's device tensor and
+# the other tensor; None (or no entry): TensorIterator's generic text
+CALL_MESSAGES: dict[str, Callable[[Placed, Placed], str | None]] = {
+    **dict.fromkeys(CONV, _conv_call_message),
+    **dict.fromkeys(RNN, _rnn_call_message),
+}
+
+
 def replica_note() -> str:
     """'in DataParallel replica 1 on cuda:1, ' while a replica runs, else ''."""
     st = _state.current()
@@ -415,7 +475,7 @@ def replica_note() -> str:
     return f"in DataParallel replica {rep[0]} on {cuda(rep[1])}, "
 
 
-def classify_cross_gpu(a, adev, b, bdev) -> tuple[str, str]:
+def classify_cross_gpu(a: torch.Tensor, adev: str, b: torch.Tensor, bdev: str) -> tuple[str, str]:
     """Two simulated GPUs meet: a plain module attribute left on one GPU while a
     DataParallel replica runs on another is DEV012; otherwise no devfix rule
     fixes it (model-parallel code must move activations between its stages)."""

@@ -23,6 +23,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch._utils import _get_device_index
@@ -32,11 +34,13 @@ from devfix.verify.simulator.checks import classify, device_error
 from devfix.verify.simulator.modes import move, no_function_mode
 from devfix.verify.simulator.tags import CPU, cuda, is_sim, sim_device, sim_index
 
+Forward = Callable[..., Any]  # DataParallel.forward(self, *inputs, **kwargs)
 
-def checked_forward(original):
+
+def checked_forward(original: Forward) -> Forward:
     """DataParallel.forward, recording the parameter check as a device error (DEV003)."""
 
-    def forward(self, *inputs, **kwargs):
+    def forward(self: torch.nn.DataParallel[Any], *inputs: Any, **kwargs: Any) -> Any:
         if self.device_ids:
             src = cuda(self.device_ids[0])
             for t in itertools.chain(self.module.parameters(), self.module.buffers()):
@@ -60,7 +64,9 @@ class Scatter:
     """torch.nn.parallel._functions.Scatter on the simulated GPUs."""
 
     @staticmethod
-    def apply(target_gpus, chunk_sizes, dim, input):
+    def apply(
+        target_gpus: Sequence[Any], chunk_sizes: Sequence[int] | None, dim: int, input: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
         gpus = [_get_device_index(x, True) for x in target_gpus]
         with no_function_mode():
             if chunk_sizes is not None:
@@ -74,10 +80,11 @@ class Gather:
     """torch.nn.parallel._functions.Gather on the simulated GPUs."""
 
     @staticmethod
-    def apply(target_device, dim, *inputs):
+    def apply(target_device: Any, dim: int, *inputs: torch.Tensor) -> torch.Tensor:
         for t in inputs:
             if not is_sim(t):
-                meet = _state.current().user_frame() if _state.current() else None
+                st = _state.current()
+                meet = st.user_frame() if st is not None else None
                 rule, detail = classify(t, None, meet)
                 device_error(
                     AssertionError,
@@ -103,7 +110,9 @@ class Gather:
             return torch.cat([move(t, target) for t in inputs], dim)
 
 
-def broadcast_coalesced_reshape(tensors, devices, detach=False):
+def broadcast_coalesced_reshape(
+    tensors: Sequence[torch.Tensor], devices: Iterable[Any], detach: bool = False
+) -> list[list[torch.Tensor]]:
     """torch.nn.parallel.replicate._broadcast_coalesced_reshape: [copies per device]."""
     out = []
     with no_function_mode():
@@ -119,7 +128,7 @@ def broadcast_coalesced_reshape(tensors, devices, detach=False):
 
 
 @contextlib.contextmanager
-def on_device(index: int, replica: int | None = None):
+def on_device(index: int, replica: int | None = None) -> Iterator[None]:
     """torch.cuda.device(index) for this thread, and which replica runs."""
     st = _state.current()
     if st is None:
@@ -135,7 +144,12 @@ def on_device(index: int, replica: int | None = None):
         st.local.replica = prev_replica
 
 
-def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
+def parallel_apply(
+    modules: Sequence[torch.nn.Module],
+    inputs: Sequence[Any],
+    kwargs_tup: Sequence[dict[str, Any]] | None = None,
+    devices: Sequence[Any] | None = None,
+) -> list[Any]:
     """torch.nn.parallel.parallel_apply, one replica after the other in this thread."""
     assert len(modules) == len(inputs), (
         f"The number of modules {len(modules)} is not equal to the number of inputs {len(inputs)}"

@@ -25,14 +25,20 @@ piece of PyTorch decides (docs/verify.md has the table):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from types import FrameType
+from typing import Any, NoReturn
+
 import torch
 
 from devfix.verify.simulator import state as _state
 from devfix.verify.simulator.checks import classify, classify_cross_gpu, device_error, generic_message
-from devfix.verify.simulator.modes import default, handles
+from devfix.verify.simulator.modes import Handler, default, handles
 from devfix.verify.simulator.tags import CPU, is_sim, sim_device
 
 _TB = torch._C.TensorBase
+
+Named = tuple[str, torch.Tensor, str]  # a tensor argument: (role, tensor, device)
 
 
 def index_message(self_device: str) -> str:
@@ -48,13 +54,21 @@ def wrapper_message(arg: str, arg_device: str, common: str, method: str) -> str:
     )
 
 
-def _mismatch(op, message, named, bad_pos, caller, labels=None):
+def _mismatch(
+    op: str,
+    message: str,
+    named: list[Named],
+    bad_pos: int,
+    caller: FrameType,
+    labels: dict[str, str] | None = None,
+) -> NoReturn:
     """Report `named[bad_pos]` against the first tensor of `named` (the call's device);
     `labels` renames kernel arguments for the report (embedding's self is its weight)."""
     (r0, t0, d0), (r1, t1, d1) = named[0], named[bad_pos]
     if labels:
         r0, r1 = labels.get(r0, r0), labels.get(r1, r1)
-    meet = _state.current().user_frame(caller) if _state.current() else None
+    st = _state.current()
+    meet = st.user_frame(caller) if st is not None else None
     if d0 == CPU:
         rule, detail = classify(t0, t1, meet)
     elif d1 == CPU:
@@ -64,10 +78,10 @@ def _mismatch(op, message, named, bad_pos, caller, labels=None):
     device_error(RuntimeError, message, op, {r0: d0, r1: d1}, rule, detail, frame=caller)
 
 
-def _placed(pairs):
+def _placed(pairs: Iterable[tuple[str, object]]) -> list[Named] | None:
     """[(role, tensor, device)] of the tensors in `pairs`; None when one of them is on a
     device type the simulation leaves to torch (meta...)."""
-    out = []
+    out: list[Named] = []
     for role, t in pairs:
         if not isinstance(t, torch.Tensor):
             continue
@@ -78,7 +92,13 @@ def _placed(pairs):
     return out
 
 
-def check_kernel_arguments(method, op, pairs, caller, labels=None) -> None:
+def check_kernel_arguments(
+    method: str,
+    op: str,
+    pairs: Iterable[tuple[str, object]],
+    caller: FrameType,
+    labels: dict[str, str] | None = None,
+) -> None:
     """The CUDA wrapper's check: every tensor argument on the first one's device."""
     named = _placed(pairs)
     if not named or not any(is_sim(t) for _, t, _ in named):
@@ -89,7 +109,7 @@ def check_kernel_arguments(method, op, pairs, caller, labels=None) -> None:
             _mismatch(op, wrapper_message(role, dev, common, method), named, pos, caller, labels)
 
 
-def _arg(args, kwargs, pos, *names):
+def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], pos: int, *names: str) -> Any:
     if len(args) > pos:
         return args[pos]
     for n in names:
@@ -101,7 +121,7 @@ def _arg(args, kwargs, pos, *names):
 # ---------------------------------------------------------------------------
 # t[idx] and t[idx] = v
 # ---------------------------------------------------------------------------
-def _index_items(index):
+def _index_items(index: object) -> tuple[Any, ...]:
     """The pieces of an index: a tuple's items; a list holding tensors is read as a
     tuple (NumPy's legacy rule, as torch does); anything else is one piece."""
     if isinstance(index, tuple):
@@ -111,13 +131,13 @@ def _index_items(index):
     return (index,)
 
 
-def _read_as_int(t) -> bool:
+def _read_as_int(t: torch.Tensor) -> bool:
     """A 0-dim integer or bool index: Python indexing reads it with .item()."""
     return t.dim() == 0 and not (t.is_floating_point() or t.is_complex())
 
 
 @handles(_TB.__getitem__)
-def _getitem(func, args, kwargs, caller):
+def _getitem(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     t, index = args[0], args[1]
     indices = [i for i in _index_items(index) if isinstance(i, torch.Tensor) and not _read_as_int(i)]
     if indices:
@@ -130,12 +150,12 @@ def _getitem(func, args, kwargs, caller):
     return default(func, args, kwargs, caller)
 
 
-def _is_mask(i) -> bool:
+def _is_mask(i: object) -> bool:
     return isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
 
 
 @handles(_TB.__setitem__)
-def _setitem(func, args, kwargs, caller):
+def _setitem(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     t, index, value = args[0], args[1], args[2]
     items = _index_items(index)
     tensor_indices = [i for i in items if isinstance(i, torch.Tensor) and not _read_as_int(i)]
@@ -162,7 +182,7 @@ def _setitem(func, args, kwargs, caller):
 # index_select, gather, scatter, take, embedding
 # ---------------------------------------------------------------------------
 @handles(torch.index_select, _TB.index_select)
-def _index_select(func, args, kwargs, caller):
+def _index_select(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     out = kwargs.get("out")
     pairs = ([("out", out)] if out is not None else []) + [
         ("self", _arg(args, kwargs, 0, "input", "self")),
@@ -174,23 +194,23 @@ def _index_select(func, args, kwargs, caller):
 
 
 @handles(torch.gather, _TB.gather)
-def _gather(func, args, kwargs, caller):
+def _gather(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     pairs = [("self", _arg(args, kwargs, 0, "input", "self")), ("index", _arg(args, kwargs, 2, "index"))]
     check_kernel_arguments("wrapper_CUDA_gather", "gather()", pairs, caller)
     return default(func, args, kwargs, caller)
 
 
 @handles(torch.take, _TB.take)
-def _take(func, args, kwargs, caller):
+def _take(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     pairs = [("self", _arg(args, kwargs, 0, "input", "self")), ("index", _arg(args, kwargs, 1, "index"))]
     check_kernel_arguments("wrapper_CUDA__take", "take()", pairs, caller)
     return default(func, args, kwargs, caller)
 
 
-def _scatter_handler(base: str, overloads):
+def _scatter_handler(base: str, overloads: Callable[[bool, bool], str]) -> Handler:
     """`overloads(src_is_tensor, reduce_given)` names the overload the Python binding picks."""
 
-    def handler(func, args, kwargs, caller):
+    def handler(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
         src = _arg(args, kwargs, 3, "src", "value")
         name = f"{base}_" if func.__name__.endswith("_") else base
         overload = overloads(isinstance(src, torch.Tensor), kwargs.get("reduce") is not None)
@@ -217,10 +237,10 @@ handles(torch.scatter_reduce, _TB.scatter_reduce, _TB.scatter_reduce_)(
 )
 
 
-_EMBEDDING_LABELS = {"self": "weight", "index": "input", "indices": "input"}
+_EMBEDDING_LABELS: dict[str, str] = {"self": "weight", "index": "input", "indices": "input"}
 
 
-def _check_embedding(weight, indices, max_norm, caller):
+def _check_embedding(weight: object, indices: object, max_norm: object, caller: FrameType) -> None:
     if max_norm is not None:
         check_kernel_arguments(
             "wrapper_CUDA__embedding_renorm_",
@@ -235,7 +255,7 @@ def _check_embedding(weight, indices, max_norm, caller):
 
 
 @handles(torch.nn.functional.embedding)
-def _embedding(func, args, kwargs, caller):
+def _embedding(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     _check_embedding(
         _arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 3, "max_norm"), caller
     )
@@ -243,6 +263,6 @@ def _embedding(func, args, kwargs, caller):
 
 
 @handles(torch.embedding)
-def _aten_embedding(func, args, kwargs, caller):
+def _aten_embedding(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     _check_embedding(_arg(args, kwargs, 0, "weight"), _arg(args, kwargs, 1, "indices"), None, caller)
     return default(func, args, kwargs, caller)

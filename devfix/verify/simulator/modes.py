@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable, Collection, Iterator
+from types import FrameType
+from typing import Any, NoReturn
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -29,9 +32,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from devfix.verify.simulator import checks
 from devfix.verify.simulator import state as _state
-from devfix.verify.simulator.checks import device_error, norm_device, touch_device
+from devfix.verify.simulator.checks import cuda_device, device_error, norm_device, touch_device
 from devfix.verify.simulator.tags import (
     CPU,
+    Origin,
     cuda,
     first_index,
     fresh_outputs,
@@ -51,11 +55,21 @@ from devfix.verify.simulator.tags import (
 
 _TB = torch._C.TensorBase
 
+# a handler of the function mode: handler(the called function, its args, its kwargs, the caller's frame)
+Handler = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any], FrameType], Any]
+
+
+def _getter(name: str) -> Callable[..., Any]:
+    """The getter of a Tensor property (``x.device``, ``x.is_cuda``), as the function mode
+    receives it when the property is read."""
+    getter: Callable[..., Any] = _TB.__dict__[name].__get__
+    return getter
+
 
 # ---------------------------------------------------------------------------
 # moving tensors between the host and the simulated devices
 # ---------------------------------------------------------------------------
-def _init_attribute(where_made) -> bool:
+def _init_attribute(where_made: Origin | None) -> bool:
     """An origin in a module's __init__: the tensor is (or feeds) a plain attribute."""
     return where_made is not None and where_made[3] and where_made[2] == "__init__"
 
@@ -66,7 +80,7 @@ class _Transfer(torch.autograd.Function):
     not do: its backward asks for the source's real device, always the CPU here."""
 
     @staticmethod
-    def forward(ctx, t, index, dtype):
+    def forward(ctx: Any, t: torch.Tensor, index: int | None, dtype: torch.dtype | None) -> torch.Tensor:
         ctx.source, ctx.source_dtype = sim_index(t), t.dtype
         with no_function_mode():
             out = _TB.to(t, dtype=dtype or t.dtype, copy=True)
@@ -74,14 +88,21 @@ class _Transfer(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         with no_function_mode():
             g = _TB.to(grad, dtype=ctx.source_dtype, copy=True)
         set_index(g, ctx.source)
         return g, None, None
 
 
-def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_format=None):
+def move(
+    t: torch.Tensor,
+    target: str,
+    dtype: torch.dtype | None = None,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: torch.memory_format | None = None,
+) -> torch.Tensor:
     """Move ``t`` to ``target`` ('cpu' | 'cuda:N') for real on the CPU, fix the tag."""
     cur = sim_device(t)
     if target != CPU:
@@ -90,12 +111,12 @@ def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_form
     index = index_of(target)
     converts = dtype is not None and dtype != t.dtype
     if t.requires_grad and torch.is_grad_enabled() and (moving or (cur != CPU and (copy or converts))):
-        out = _Transfer.apply(t, index, dtype)
+        out: torch.Tensor = _Transfer.apply(t, index, dtype)  # type: ignore[no-untyped-call]  # torch's, untyped
         if memory_format is not None:
             with no_function_mode():
                 out = _TB.to(out, memory_format=memory_format)
     else:
-        kw = {"device": "cpu", "non_blocking": non_blocking, "copy": copy or moving}
+        kw: dict[str, Any] = {"device": "cpu", "non_blocking": non_blocking, "copy": copy or moving}
         if dtype is not None:
             kw["dtype"] = dtype
         if memory_format is not None:
@@ -112,44 +133,44 @@ def move(t, target: str, dtype=None, non_blocking=False, copy=False, memory_form
     return out
 
 
-def api_to(t, *args, **kwargs):
+def api_to(t: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor | None:
     """Tensor.to in all its forms: (device, dtype, non_blocking, copy), (dtype), (tensor)."""
     copy = kwargs.pop("copy", False)
     other = args[0] if args and isinstance(args[0], torch.Tensor) else kwargs.get("other")
     if isinstance(other, torch.Tensor):
         nb = args[1] if len(args) > 1 else kwargs.get("non_blocking", False)
         return move(t, sim_device(other), other.dtype, nb, copy)
-    args = list(args)
+    rest = list(args)
     if kwargs.get("device") is not None:
         dev = kwargs["device"]
         kwargs["device"] = "cpu"
-    elif args and args[0] is not None and not isinstance(args[0], torch.dtype):
-        dev = args[0]
-        args[0] = "cpu"
+    elif rest and rest[0] is not None and not isinstance(rest[0], torch.dtype):
+        dev = rest[0]
+        rest[0] = "cpu"
     else:
         dev = None
     target = norm_device(dev) if dev is not None else sim_device(t)
     if target is None:
         return None  # another device type (meta...): let torch handle it
-    _, dtype, nb, mf = torch._C._nn._parse_to(*args, **kwargs)
+    _, dtype, nb, mf = torch._C._nn._parse_to(*rest, **kwargs)
     return move(t, target, dtype, nb, copy, mf)
 
 
-def api_type(t, dtype=None, non_blocking=False, **kwargs):
+def api_type(t: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> torch.Tensor | str:
     if dtype is None:
         return checks.legacy_type(t, is_sim(t))
     if isinstance(dtype, str):
         on_cuda = ".cuda." in dtype
         cls = getattr(torch, dtype.replace("torch.cuda.", "torch.").split(".")[-1])
-        return move(t, norm_device("cuda") if on_cuda else CPU, cls.dtype, non_blocking)
+        return move(t, cuda_device() if on_cuda else CPU, cls.dtype, non_blocking)
     if not isinstance(dtype, torch.dtype) and isinstance(getattr(dtype, "dtype", None), torch.dtype):
         # legacy tensor types: torch.cuda.FloatTensor, torch.LongTensor
         on_cuda = bool(getattr(dtype, "is_cuda", False))
-        return move(t, norm_device("cuda") if on_cuda else CPU, dtype.dtype, non_blocking)
+        return move(t, cuda_device() if on_cuda else CPU, dtype.dtype, non_blocking)
     return move(t, sim_device(t), dtype, non_blocking)
 
 
-def pin_error(t, frame=None):
+def pin_error(t: torch.Tensor, frame: FrameType | None = None) -> NoReturn:
     device_error(
         RuntimeError,
         f"cannot pin '{checks.legacy_type(t, True)}' only dense CPU tensors can be pinned",
@@ -274,13 +295,13 @@ FACTORIES = {
 # ---------------------------------------------------------------------------
 # the function mode: a table from the called function to its handler
 # ---------------------------------------------------------------------------
-HANDLERS: dict = {}
+HANDLERS: dict[Callable[..., Any], Handler] = {}
 
 
-def handles(*funcs):
+def handles(*funcs: Callable[..., Any]) -> Callable[[Handler], Handler]:
     """Register the decorated ``handler(func, args, kwargs, caller)`` for `funcs`."""
 
-    def register(handler):
+    def register(handler: Handler) -> Handler:
         for f in funcs:
             HANDLERS[f] = handler
         return handler
@@ -288,11 +309,11 @@ def handles(*funcs):
     return register
 
 
-def default(func, args, kwargs, caller):
+def default(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     """Any other call: an explicit ``device=`` creates on the CPU and tags the
     result; compute calls get the same-device check; results remember where the
     user created them (to pick DEV007/8/12 later)."""
-    name = getattr(func, "__name__", "")
+    name: str = getattr(func, "__name__", "")
     target = None
     if kwargs.get("device") is not None:
         target = norm_device(kwargs["device"])
@@ -314,12 +335,12 @@ def default(func, args, kwargs, caller):
     return out
 
 
-def _note_origin(name, fresh, ins, caller):
+def _note_origin(name: str, fresh: list[torch.Tensor], ins: list[torch.Tensor], caller: FrameType) -> None:
     """Remember where the user created a CPU tensor (to pick DEV007/8/12), and where
     a module's __init__ created a device tensor (a plain attribute that DataParallel
     does not copy to its replicas: DEV012 on more than one GPU)."""
     pass_on_moved_copy(ins, [o for o in fresh if not is_sim(o)])
-    where_made = None
+    where_made: Origin | None = None
     for t in ins:
         where_made = origin(t)
         if where_made is not None:
@@ -360,7 +381,7 @@ SPARSE_FACTORIES = tuple(
 
 
 @handles(*SPARSE_FACTORIES)
-def _sparse(func, args, kwargs, caller):
+def _sparse(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     """A sparse tensor has no storage to tag: one built from GPU tensors (or for a GPU)
     cannot be simulated, and treating it as a CPU tensor would report a device bug that a
     real GPU would not have. Say so instead."""
@@ -370,52 +391,54 @@ def _sparse(func, args, kwargs, caller):
     return default(func, args, kwargs, caller)
 
 
-@handles(_TB.device.__get__)
-def _get_device(func, args, kwargs, caller):
+@handles(_getter("device"))
+def _get_device(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     i = sim_index(args[0])
     return torch.device("cuda", i) if i is not None else func(*args)
 
 
-@handles(_TB.is_cuda.__get__)
-def _get_is_cuda(func, args, kwargs, caller):
+@handles(_getter("is_cuda"))
+def _get_is_cuda(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return is_sim(args[0]) or func(*args)
 
 
-@handles(_TB.is_cpu.__get__)
-def _get_is_cpu(func, args, kwargs, caller):
+@handles(_getter("is_cpu"))
+def _get_is_cpu(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return (not is_sim(args[0])) and func(*args)
 
 
 @handles(_TB.to)
-def _to(func, args, kwargs, caller):
+def _to(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     out = api_to(*args, **kwargs)
     return out if out is not None else default(func, args, kwargs, caller)
 
 
 @handles(_TB.cuda)
-def _cuda(func, args, kwargs, caller):
+def _cuda(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     dev = args[1] if len(args) > 1 else kwargs.get("device")
-    target = norm_device(dev if dev is not None else "cuda")
+    target = norm_device(dev) if dev is not None else cuda_device()
+    if target is None:
+        return default(func, args, kwargs, caller)  # not a device the simulation places: torch says why
     return move(args[0], target, None, kwargs.get("non_blocking", False), memory_format=kwargs.get("memory_format"))
 
 
 @handles(_TB.cpu)
-def _cpu(func, args, kwargs, caller):
+def _cpu(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return move(args[0], CPU, memory_format=kwargs.get("memory_format"))
 
 
 @handles(_TB.type)
-def _type(func, args, kwargs, caller):
+def _type(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return api_type(*args, **kwargs)
 
 
 @handles(_TB.type_as)
-def _type_as(func, args, kwargs, caller):
+def _type_as(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return move(args[0], sim_device(args[1]), args[1].dtype)
 
 
 @handles(_TB.numpy, torch.Tensor.__array__)
-def _numpy(func, args, kwargs, caller):
+def _numpy(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     t = args[0]
     if is_sim(t):
         device_error(
@@ -432,25 +455,27 @@ def _numpy(func, args, kwargs, caller):
 
 
 @handles(_TB.pin_memory)
-def _pin_memory(func, args, kwargs, caller):
+def _pin_memory(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     if is_sim(args[0]):
         pin_error(args[0], frame=caller)
     return args[0]  # a CPU-only build cannot pin; unpinned memory behaves the same
 
 
 @handles(_TB.is_pinned)
-def _is_pinned(func, args, kwargs, caller):
+def _is_pinned(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     return False
 
 
 @handles(_TB.get_device)
-def _get_device_index(func, args, kwargs, caller):
+def _get_device_index(
+    func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType
+) -> Any:
     i = sim_index(args[0])
     return -1 if i is None else i
 
 
 @handles(torch.Tensor.__repr__)
-def _repr(func, args, kwargs, caller):
+def _repr(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     t = args[0]
     if not is_sim(t):
         return default(func, args, kwargs, caller)
@@ -463,7 +488,13 @@ def _repr(func, args, kwargs, caller):
 class FunctionMode(TorchFunctionMode):
     """Device API + same-device checks at the level the user wrote them."""
 
-    def __torch_function__(self, func, types_, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types_: Collection[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = dict(kwargs or {})
         handler = HANDLERS.get(func)
         if handler is not None:
@@ -481,7 +512,7 @@ class FunctionMode(TorchFunctionMode):
 HOST_OUTPUTS = {"aten::_pack_padded_sequence": (0,)}
 
 
-def _device_outputs(func, out):
+def _device_outputs(func: object, out: object) -> object:
     """The part of an op's outputs that lands on the device on real CUDA."""
     keep = HOST_OUTPUTS.get(getattr(func, "name", lambda: "")())
     if keep is None or not isinstance(out, (tuple, list)):
@@ -492,10 +523,16 @@ def _device_outputs(func, out):
 _TO_COPY = torch.ops.aten._to_copy.default
 
 
-class DispatchMode(TorchDispatchMode):
+class DispatchMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # its __init_subclass__ is untyped
     """Propagates the tag through every aten op (incl. autograd's backward)."""
 
-    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self,
+        func: Callable[..., Any],
+        types_: Collection[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = dict(kwargs or {})
         target = None
         if kwargs.get("device") is not None:
@@ -521,7 +558,7 @@ class DispatchMode(TorchDispatchMode):
 
 
 @contextlib.contextmanager
-def no_function_mode():
+def no_function_mode() -> Iterator[None]:
     """Run torch code as library code does inside a handler: the function mode off
     (the dispatch mode still propagates tags). A no-op where it is already off."""
     if torch._C._len_torch_function_stack() == 0:

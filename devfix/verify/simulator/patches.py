@@ -14,19 +14,29 @@ import functools
 import importlib
 import sys
 import types
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, Optional, TypeVar
 
 import torch
 import torch.nn.functional  # make sure F.* exist before patching
 import torch.serialization
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as _pin_module
+from torch.nn.utils.rnn import PackedSequence
 
 from devfix.verify.simulator import (
     dataparallel,
     indexing,  # noqa: F401 - registers the indexing handlers
 )
 from devfix.verify.simulator import state as _state
-from devfix.verify.simulator.checks import LOAD_MESSAGE, check_ordinal, device_error, norm_device, touch_device
+from devfix.verify.simulator.checks import (
+    LOAD_MESSAGE,
+    check_ordinal,
+    cuda_device,
+    device_error,
+    norm_device,
+    touch_device,
+)
 from devfix.verify.simulator.modes import DispatchMode, FunctionMode, no_function_mode, pin_error
 from devfix.verify.simulator.state import State, Unsupported
 from devfix.verify.simulator.tags import (
@@ -43,19 +53,20 @@ from devfix.verify.simulator.tags import (
 )
 
 _MISSING = object()
+_T = TypeVar("_T")
 
 
 class _Patcher:
-    def __init__(self):
-        self._saved = []
+    def __init__(self) -> None:
+        self._saved: list[tuple[object, str, object]] = []  # (object, attribute, old value or _MISSING)
 
-    def set(self, obj, name, value):
+    def set(self, obj: object, name: str, value: object) -> None:
         self._saved.append(
             (obj, name, obj.__dict__.get(name, _MISSING) if isinstance(obj, type) else getattr(obj, name, _MISSING))
         )
         setattr(obj, name, value)
 
-    def restore(self):
+    def restore(self) -> None:
         for obj, name, old in reversed(self._saved):
             if old is _MISSING:
                 with contextlib.suppress(AttributeError):
@@ -65,8 +76,8 @@ class _Patcher:
         self._saved.clear()
 
 
-def _unsupported(feature):
-    def raiser(*a, **k):
+def _unsupported(feature: str) -> Callable[..., NoReturn]:
+    def raiser(*a: object, **k: object) -> NoReturn:
         raise Unsupported(feature)
 
     return raiser
@@ -75,24 +86,24 @@ def _unsupported(feature):
 class _IdleStream:
     """What ``torch.accelerator.current_stream()`` returns: never capturing."""
 
-    def is_capturing(self):
+    def is_capturing(self) -> bool:
         return False
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         return None
 
-    def query(self):
+    def query(self) -> bool:
         return True
 
 
 _NOT_CAPTURING = _IdleStream()
 
 
-def _no_op(*a, **k):
+def _no_op(*a: object, **k: object) -> None:
     return None
 
 
-def _cuda_index(device=None) -> int:
+def _cuda_index(device: Any = None) -> int:
     """torch.cuda's reading of a device argument: None or a bare 'cuda' is the
     current device; an int, 'cuda:1' or torch.device('cuda', 1) is that index."""
     st = _state.current()
@@ -107,19 +118,19 @@ def _cuda_index(device=None) -> int:
     return current if d.index is None else d.index
 
 
-def _set_device(device=None):
+def _set_device(device: Any = None) -> None:
     """torch.cuda.set_device: a negative index is a no-op; past the GPUs, invalid ordinal."""
     index = _cuda_index(device)
     if index < 0:
         return
     check_ordinal(index, "torch.cuda.set_device()")
     touch_device()
-    _state.current().current_device = index
+    _state.active().current_device = index
 
 
-def _current_device():
+def _current_device() -> int:
     touch_device()
-    return _state.current().current_device
+    return _state.active().current_device
 
 
 def _exchange_device(index: int) -> int:
@@ -128,7 +139,7 @@ def _exchange_device(index: int) -> int:
         return -1
     check_ordinal(index, "torch.cuda.device()")
     touch_device()
-    st = _state.current()
+    st = _state.active()
     prev, st.current_device = st.current_device, index
     return prev
 
@@ -136,29 +147,29 @@ def _exchange_device(index: int) -> int:
 def _maybe_exchange_device(index: int) -> int:
     if index < 0:
         return -1
-    st = _state.current()
+    st = _state.active()
     prev, st.current_device = st.current_device, index
     return prev
 
 
-def _device_properties(props):
-    def get_device_properties(device=None):
+def _device_properties(props: types.SimpleNamespace) -> Callable[..., types.SimpleNamespace]:
+    def get_device_properties(device: Any = None) -> types.SimpleNamespace:
         touch_device()
         index = _cuda_index(device)
-        if index < 0 or index >= _state.current().devices:
+        if index < 0 or index >= _state.active().devices:
             raise AssertionError("Invalid device id")
         return props
 
     return get_device_properties
 
 
-def _synchronize(device=None):
+def _synchronize(device: Any = None) -> None:
     touch_device()
     if device is not None:
         check_ordinal(_cuda_index(device), "torch.cuda.synchronize()")
 
 
-def _pin_memory(data, device=None):
+def _pin_memory(data: _T, device: Any = None) -> _T:
     """DataLoader pinning: CPU tensors pass (a CPU build cannot pin), device tensors fail."""
     for t in tensors(data):
         if is_sim(t):
@@ -166,9 +177,9 @@ def _pin_memory(data, device=None):
     return data
 
 
-def _location_tag(orig):
+def _location_tag(orig: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
     @functools.wraps(orig)
-    def location_tag(storage):
+    def location_tag(storage: Any) -> str | None:
         s = getattr(storage, "_untyped_storage", storage)
         i = getattr(s, TAG, None)
         if i is not None:
@@ -178,8 +189,8 @@ def _location_tag(orig):
     return location_tag
 
 
-def _restore_location(orig):
-    def default_restore_location(storage, location):
+def _restore_location(orig: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    def default_restore_location(storage: Any, location: str) -> Any:
         if isinstance(location, str) and location.startswith("cuda"):
             st = _state.current()
             if st is not None and st.cpu_only_load and getattr(st.local, "no_map_location", False):
@@ -214,9 +225,9 @@ def _restore_location(orig):
     return default_restore_location
 
 
-def _load(orig):
+def _load(orig: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(orig)
-    def load(f, map_location=None, *args, **kwargs):
+    def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
         st = _state.current()
         prev = getattr(st.local, "no_map_location", False) if st else False
         if st:
@@ -230,14 +241,19 @@ def _load(orig):
     return load
 
 
-def _group_by_device(original):
+TensorListList = list[list[Optional[torch.Tensor]]]
+# (device, dtype) -> (the tensor lists of that group, their indices in the lists given)
+Grouped = dict[tuple[torch.device, torch.dtype], tuple[TensorListList, list[int]]]
+
+
+def _group_by_device(original: Callable[[TensorListList, bool], Grouped]) -> Callable[[TensorListList, bool], Grouped]:
     """torch's grouping of tensor lists by (device, dtype) for the ``_foreach_*``
     kernels (optimizers, clip_grad_norm_), by simulated device: the real one groups
     by the real device, the CPU, and would hand one kernel tensors of two GPUs."""
 
     @functools.wraps(original)
-    def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
-        grouped = {}
+    def group_tensors_by_device_and_dtype(tensorlistlist: TensorListList, with_indices: bool = False) -> Grouped:
+        grouped: Grouped = {}
         for (device, dtype), (lists, indices) in original(tensorlistlist, True).items():
             keys = [sim_index(t) if t is not None else None for t in lists[0]]
             for key in dict.fromkeys(keys):
@@ -250,11 +266,11 @@ def _group_by_device(original):
     return group_tensors_by_device_and_dtype
 
 
-def _pack_padded(original):
+def _pack_padded(original: Callable[..., PackedSequence]) -> Callable[..., PackedSequence]:
     """pack_padded_sequence refuses `lengths` on the GPU, as real CUDA does."""
 
     @functools.wraps(original)
-    def pack_padded_sequence(input, lengths, *args, **kwargs):
+    def pack_padded_sequence(input: torch.Tensor, lengths: Any, *args: Any, **kwargs: Any) -> PackedSequence:
         if isinstance(lengths, torch.Tensor) and is_sim(lengths):
             device_error(
                 RuntimeError,
@@ -269,7 +285,9 @@ def _pack_padded(original):
     return pack_padded_sequence
 
 
-def _pad_packed(original):
+def _pad_packed(
+    original: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
     """pad_packed_sequence as on real CUDA: the padded output follows the packed data.
 
     Its implementation builds the padded tensor with the host's options and fills it, which
@@ -278,7 +296,7 @@ def _pad_packed(original):
     """
 
     @functools.wraps(original)
-    def pad_packed_sequence(sequence, *args, **kwargs):
+    def pad_packed_sequence(sequence: PackedSequence, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         with no_function_mode():
             padded, lengths = original(sequence, *args, **kwargs)
         index = sim_index(sequence.data)
@@ -289,11 +307,11 @@ def _pad_packed(original):
     return pad_packed_sequence
 
 
-def _guarded_class(cls, feature, is_cuda):
+def _guarded_class(cls: type[Any], feature: str, is_cuda: Callable[..., bool]) -> type[Any]:
     """Subclass that refuses construction when it would act on CUDA."""
 
-    class Guard(cls):  # type: ignore[misc, valid-type]
-        def __init__(self, *a, **k):
+    class Guard(cls):  # type: ignore[misc]  # a subclass of the class given
+        def __init__(self, *a: Any, **k: Any) -> None:
             if is_cuda(*a, **k):
                 raise Unsupported(feature)
             super().__init__(*a, **k)
@@ -303,11 +321,11 @@ def _guarded_class(cls, feature, is_cuda):
     return Guard
 
 
-def _autocast_is_cuda(device_type=None, *a, enabled=True, **k):
+def _autocast_is_cuda(device_type: object = None, *a: object, enabled: object = True, **k: object) -> bool:
     return device_type == "cuda" and bool(enabled)
 
 
-def _scaler_is_cuda(device="cuda", *a, enabled=True, **k):
+def _scaler_is_cuda(device: object = "cuda", *a: object, enabled: object = True, **k: object) -> bool:
     return str(device).startswith("cuda") and bool(enabled)
 
 
@@ -325,7 +343,7 @@ LEGACY_TYPES = (
 )
 
 
-def _legacy_cuda_type(name: str):
+def _legacy_cuda_type(name: str) -> type:
     """`torch.cuda.FloatTensor(...)`: a CUDA-only constructor (PyTorch-GAN's `Tensor(n, 1)` with
     `Tensor = torch.cuda.FloatTensor if cuda else ...`). Builds the tensor with the CPU type and
     puts it on the current simulated GPU; as an argument of `.type()` it keeps its `dtype` and
@@ -336,8 +354,9 @@ def _legacy_cuda_type(name: str):
         dtype = cpu_type.dtype
         is_cuda = True
 
-        def __new__(cls, *args, **kwargs):
-            return cpu_type(*args, **kwargs).to(norm_device("cuda"))
+        def __new__(cls, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[misc]  # as the real type
+            tensor: torch.Tensor = cpu_type(*args, **kwargs)
+            return tensor.to(cuda_device())
 
     LegacyCudaType.__name__ = name
     LegacyCudaType.__qualname__ = name
@@ -346,7 +365,7 @@ def _legacy_cuda_type(name: str):
 
 
 @contextlib.contextmanager
-def activate(state: State):
+def activate(state: State) -> Iterator[State]:
     """Install the simulated devices (``state.devices`` GPUs) for the duration of the block."""
     p = _Patcher()
     cuda_mod = torch.cuda
@@ -476,7 +495,7 @@ def activate(state: State):
         p.set(torch.nn.utils.rnn, "pad_packed_sequence", _pad_packed(torch.nn.utils.rnn.pad_packed_sequence))
         p.set(torch.nn.utils.rnn, "pack_padded_sequence", _pack_padded(torch.nn.utils.rnn.pack_padded_sequence))
 
-        fmode, dmode = FunctionMode(), DispatchMode()
+        fmode, dmode = FunctionMode(), DispatchMode()  # type: ignore[no-untyped-call]  # torch's __init__
         with dmode, fmode:
             yield state
     finally:

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass, field
+from types import FrameType
 
 _DEVFIX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,13 +35,13 @@ class Event:
     kind: str  # "device" | "unsupported"
     message: str
     operation: str = ""
-    devices: dict = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)  # {argument: device}
     rule: str = ""
     detail: str = ""
     file: str | None = None
     line: int | None = None
     exc: BaseException | None = None
-    callers: list = field(default_factory=list)  # outer user frames, innermost first: [(file, line)]
+    callers: list[tuple[str, int]] = field(default_factory=list)  # outer user frames, innermost first: [(file, line)]
 
 
 class State:
@@ -70,7 +71,8 @@ class State:
     # -- the current device of this thread (torch.cuda.set_device / torch.cuda.device) --
     @property
     def current_device(self) -> int:
-        return getattr(self.local, "device", 0)
+        index: int = getattr(self.local, "device", 0)
+        return index
 
     @current_device.setter
     def current_device(self, index: int) -> None:
@@ -90,22 +92,22 @@ class State:
             self._user_cache[filename] = hit
         return hit
 
-    def user_frame(self, frame=None):
+    def user_frame(self, frame: FrameType | None = None) -> FrameType | None:
         """Innermost frame of the user's own code on the current stack."""
-        f = frame or sys._getframe(1)
+        f: FrameType | None = frame or sys._getframe(1)
         while f is not None:
             if self.is_user_file(f.f_code.co_filename):
                 return f
             f = f.f_back
         return None
 
-    def user_callers(self, frame, limit: int = 3):
+    def user_callers(self, frame: FrameType | None, limit: int = 3) -> list[tuple[str, int]]:
         """(file, line) of the user frames that called `frame`, innermost first.
 
         A mismatch inside `forward` is reported where it happens; the loop line that fed the
         CPU batch in is one of these callers, and often the line to change.
         """
-        found = []
+        found: list[tuple[str, int]] = []
         f = frame.f_back if frame is not None else None
         while f is not None and len(found) < limit:
             if self.is_user_file(f.f_code.co_filename):
@@ -131,7 +133,15 @@ def set_current(state: State | None) -> None:
     _CURRENT = state
 
 
-def _after_fork_in_child():
+def active() -> State:
+    """The state of the run in progress, for the patches installed by ``activate`` (which
+    only run while it is in progress)."""
+    if _CURRENT is None:
+        raise RuntimeError("devfix verify: no simulation in progress")
+    return _CURRENT
+
+
+def _after_fork_in_child() -> None:
     st = _CURRENT
     if st is not None and st.device_used:
         st.in_bad_fork = True
