@@ -44,6 +44,7 @@ class ClassInfo:
     registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
+    dynamic: bool = False  # a method sets attributes wholesale (`self.__dict__.update(locals())`)
     bases: tuple[ClassInfo, ...] = ()
     linked: ClassSummary | None = None  # a class of another project file, as its summary says
 
@@ -74,6 +75,10 @@ class ClassInfo:
         return None
 
     def attribute(self, name: str) -> Value | None:
+        """What `self.name` holds, joined over the writes devfix sees; None when unknown,
+        as for every attribute of a class that sets its attributes wholesale."""
+        if self.sets_attributes_wholesale:
+            return None
         if name in self.attrs:
             return self.attrs[name]
         for base in self.bases:
@@ -81,6 +86,10 @@ class ClassInfo:
             if found is not None:
                 return found
         return None
+
+    @property
+    def sets_attributes_wholesale(self) -> bool:
+        return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
 
     @property
     def has_state(self) -> bool:
@@ -368,6 +377,37 @@ class ClassFlow:
                 function.self_name = params[0].name.value
             function.world = "module" if kind == "module" and not info.framework else "program"
         info.places_itself = kind == "module" and self._places_itself(info)
+        info.dynamic = any(self._updates_attributes(method) for method in info.methods.values())
+
+    def _updates_attributes(self, method: cst.FunctionDef) -> bool:
+        """`self.__dict__.update(locals())`, `vars(self).update(cfg)`: what each attribute
+        holds is decided at run time, whatever assignments the class spells out."""
+        params = method.params.params
+        if not params:
+            return False
+        self_name = params[0].name.value
+        for call in self.data.within(self.data.calls, method):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "update"):
+                continue
+            owner = func.value
+            if (
+                isinstance(owner, cst.Attribute)
+                and owner.attr.value == "__dict__"
+                and isinstance(owner.value, cst.Name)
+                and owner.value.value == self_name
+            ):
+                return True
+            if (
+                isinstance(owner, cst.Call)
+                and isinstance(owner.func, cst.Name)
+                and owner.func.value == "vars"
+                and len(owner.args) == 1
+                and isinstance(owner.args[0].value, cst.Name)
+                and owner.args[0].value.value == self_name
+            ):
+                return True
+        return False
 
     def _places_itself(self, info: ClassInfo) -> bool:
         init = info.methods.get("__init__")
@@ -493,6 +533,12 @@ class ClassFlow:
             return False
         return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
 
+    def defines_method(self, instance: Value, name: str) -> bool:
+        """The instance's project class (of this file or another) defines the method `name`
+        itself: `sampler.cuda()` then calls that method, not torch's move."""
+        cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
+        return cls is not None and (cls.method(name) is not None or cls.linked_method(name) is not None)
+
     def host_parameters(self, module: Value, args: Args) -> set[int]:
         """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
         NumPy): their nodes' ids. Also, a module that moves its inputs itself takes any."""
@@ -537,6 +583,18 @@ class ClassFlow:
             if meeting.kind != "host" or not start < self.data.order.get(id(meeting.node), -2) <= end:
                 continue
             found.update(n.value for n, _ in meeting.operands if isinstance(n, cst.Name) and n.value in params)
+        # `lengths.cpu().numpy()`: the function copies the parameter to the host itself, so a
+        # caller may pass it from either side (unless it also meets the weights)
+        for call in self.data.within(self.data.calls, info.node):
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "cpu"
+                and isinstance(func.value, cst.Name)
+                and func.value.value in params
+                and func.value.value not in info.module_inputs
+            ):
+                found.add(func.value.value)
         return found
 
     # -- instances of the file's classes ------------------------------------------------------------------

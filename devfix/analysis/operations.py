@@ -233,6 +233,9 @@ def _number(value: Value) -> Value:
 def compare(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value:
     """Comparisons: tensors meet (`pred == y`); device checks give a truth on the GPU run."""
     operands = [node.left, *[t.comparator for t in node.comparisons]]
+    cuda_type = _cuda_type_test(node)
+    if cuda_type is not None:
+        return cuda_type
     tensors = [(n, v) for n, v in zip(operands, values) if v.kind is Kind.TENSOR]
     if len(tensors) >= 2 and not any(v.scalar for _, v in tensors):
         frame.program.meet(node, "op", tensors)
@@ -241,6 +244,27 @@ def compare(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value:
     if len(values) == 2 and values[0].text == "#gpus":
         return _gpu_count_test(node)
     return _device_test(node, values)
+
+
+def _cuda_type_test(node: cst.Comparison) -> Value | None:
+    """`x.type() == "torch.cuda.HalfTensor"`: never true on a machine without CUDA (the branch
+    is for tensors already on a GPU)."""
+    if len(node.comparisons) != 1:
+        return None
+    operator = node.comparisons[0].operator
+    for call, other in ((node.left, node.comparisons[0].comparator), (node.comparisons[0].comparator, node.left)):
+        if (
+            isinstance(call, cst.Call)
+            and not call.args
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "type"
+            and (string_of(other) or "").startswith("torch.cuda.")
+        ):
+            if isinstance(operator, cst.Equal):
+                return condition(None, False, "available")
+            if isinstance(operator, cst.NotEqual):
+                return condition(None, True, "available")
+    return None
 
 
 def _gpu_count_test(node: cst.Comparison) -> Value:

@@ -90,6 +90,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.gpu_only_users = view.gpu_only_users
         # It imports a CUDA extension the run builds (`CUDAExtension("mysigmoid", ...)`): GPU code.
         self.imports_cuda_extension = view.imports_cuda_extension
+        self.cuda_extensions = view.cuda_extensions  # calls into them are GPU code by design (calls.py)
         # What every call in the run passes this file's script functions (callers.py).
         self.callers_pass = view.callers_pass
         # Its top-level classes and functions that other files of the run name (project.py).
@@ -321,6 +322,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             linked = cls.linked_method(name)
             if linked is not None:
                 return self.call_linked_method(frame, node, linked, receiver, args)
+        if cls is not None and cls.sets_attributes_wholesale and name not in api.NN_MODULE_METHODS:
+            # an attribute set at run time: `self.frozen_func(x=...)` after `self.__dict__.update(locals())`
+            calls._escape_all(frame, args)
+            return UNKNOWN
         if receiver.place is Place.UNKNOWN or self._project_method(name):
             # `segan.generate(x)` where `segan` is one of two project models: what the method
             # returns (a NumPy array, a tuple) is its own, not a forward pass's

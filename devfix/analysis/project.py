@@ -77,6 +77,7 @@ class ProjectView:
     imports_cuda_extension: bool = False  # it imports a CUDA extension the run builds: it needs a GPU
     callers_pass: dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
     named_elsewhere: frozenset[str] = frozenset()  # its top-level classes and functions other files name
+    cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class ProjectFacts:
             imports_any(data, self.cuda_extensions) or imports_gpu_package(data),
             self.passed.get(path, {}),
             self.elsewhere.get(path, frozenset()),
+            self.cuda_extensions,
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:

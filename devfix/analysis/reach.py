@@ -89,6 +89,13 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if id(call) not in seen and _unconditional_in(tree, call, owner):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
+        for owner, body in [
+            (tree.module, tree.module.body),
+            *((i.node, _statements(i.node)) for i in program.functions.values()),
+        ]:
+            refusals = [statement for statement in body if _refuses_cpu(program, statement)]
+            if refusals:
+                index.direct.setdefault(id(owner), []).append(refusals[0])
         for info in program.functions.values():
             for site in {id(site): site for site in program.call_sites.get(id(info.node), [])}.values():
                 owner = _scope_owner(tree, site)
@@ -96,6 +103,38 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
                     index.sites.setdefault(id(owner), []).append((site, info.node))
         _GPU_CALLS[program] = index
     return index
+
+
+def _statements(function: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
+    body = function.body
+    return tuple(body.body) if isinstance(body, cst.IndentedBlock) else ()
+
+
+def _refuses_cpu(program: Program, statement: cst.CSTNode) -> bool:
+    """`if torch.cuda.is_available(): ... else: raise NotImplementedError("This code requires
+    GPU")`, `if not args.cuda: sys.exit(...)`: without a GPU the run stops here, by design."""
+    if not isinstance(statement, cst.If):
+        return False
+    truth = cpu_truth(program, statement.test)
+    if truth is True:
+        return _stops(program, statement.body)
+    if truth is False and isinstance(statement.orelse, cst.Else):
+        return _stops(program, statement.orelse.body)
+    return False
+
+
+def _stops(program: Program, body: cst.BaseSuite) -> bool:
+    """The block raises or exits the program (a `return` is only a way around the GPU)."""
+    return _ends(program, body) and not _returns(body)
+
+
+def _returns(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    return (
+        bool(statements)
+        and isinstance(statements[-1], cst.SimpleStatementLine)
+        and isinstance(statements[-1].body[-1], cst.Return)
+    )
 
 
 def _scope_owner(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:

@@ -163,7 +163,7 @@ CUDA_FLAG_NAME = re.compile(
 )
 
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
-GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc"})
+GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt"})
 
 # The collectives of `torch.distributed`: a function that calls one runs in a process group,
 # whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).

@@ -173,6 +173,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         receiver = ctx.facts.value(call.func.value)  # type: ignore[attr-defined]
         if receiver is not None and receiver.qual is not None:
             return False
+        if receiver is not None and ctx.facts.program.defines_method(receiver, "cuda"):
+            return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
         positional = [arg for arg in call.args if arg.keyword is None]
         keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
         if positional and not isinstance(positional[0].value, cst.Integer):
