@@ -34,8 +34,8 @@ def passed_arguments(files: Iterable[tuple[str, bytes]], names: frozenset[bytes]
     """For each of `names` whose every use in the run is `def name` or a call `name(...)`
     with plain arguments: what its calls pass."""
     positional: dict[bytes, int] = dict.fromkeys(names, 0)
-    keywords: dict[bytes, set] = {name: set() for name in names}
-    unknown: set = set()
+    keywords: dict[bytes, set[str]] = {name: set() for name in names}
+    unknown: set[bytes] = set()
     for _, data in files:
         code = COMMENT.sub(b"", data)
         for match in WORD.finditer(code):

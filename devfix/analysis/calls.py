@@ -9,6 +9,7 @@ into returns UNKNOWN, and any module handed to it may have been moved there (`es
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,7 @@ def _positional(args: Args) -> list[tuple[cst.Arg, Value]]:
 
 def _tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:
     """Tensor operands among arguments, list/tuple items (`torch.cat([a, b])`) included."""
-    found = []
+    found: list[tuple[cst.CSTNode, Value]] = []
     for arg, value in args:
         if value.kind is Kind.TENSOR:
             found.append((arg.value, value))
@@ -73,7 +74,7 @@ def _escape_all(frame: Frame, args: Args) -> None:
         frame.escape(value)
 
 
-def parameter_name(arg: cst.Arg, index: int, params, *, star_unnamed: bool = False) -> str | None:
+def parameter_name(arg: cst.Arg, index: int, params: Sequence[str], *, star_unnamed: bool = False) -> str | None:
     """The parameter an argument fills: its keyword, or the parameter at its position
     (`star_unnamed`: a `*args` in that position fills none)."""
     if arg.keyword is not None:
@@ -545,6 +546,7 @@ def _type_move(frame: Frame, node: cst.Call, args: Args) -> tuple[Place, Origin 
 
 def _tensor_method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
     program = frame.program
+    target = node.func.value if isinstance(node.func, cst.Attribute) else node.func  # `x` of `x.name(...)`
     if name in api.MOVE_METHODS or name in api.HOST_METHODS or name == "type":
         if name == "type" and not args:
             return HOST
@@ -561,7 +563,7 @@ def _tensor_method(frame: Frame, node: cst.Call, receiver: Value, name: str, arg
         program.tensor_moves.append((node, receiver, place))
         return replace(receiver, place=place, origins=origins, member=False, scalar=receiver.scalar)
     if name == "numpy":
-        program.meet(node, "host", [(node.func.value, receiver)], detail="numpy")
+        program.meet(node, "host", [(target, receiver)], detail="numpy")
         return HOST
     if name in api.HOST_VALUE_METHODS:
         return HOST
@@ -576,9 +578,9 @@ def _tensor_method(frame: Frame, node: cst.Call, receiver: Value, name: str, arg
         return receiver
     tensors = [(a.value, v) for a, v in args if v.kind is Kind.TENSOR]
     if name in ("index_select", "gather", "take", "take_along_dim", "masked_select") and tensors:
-        program.meet(node, "index", [(node.func.value, receiver), tensors[0]])
+        program.meet(node, "index", [(target, receiver), tensors[0]])
     elif name in api.COMBINING_METHODS and tensors and not all(v.scalar for _, v in tensors) and not receiver.scalar:
-        program.meet(node, "op", [(node.func.value, receiver), *[t for t in tensors if not t[1].scalar]])
+        program.meet(node, "op", [(target, receiver), *[t for t in tensors if not t[1].scalar]])
     if name in PAIRED_REDUCTIONS and (args or name in ("topk", "sort", "kthvalue")):
         return _pairs(replace(receiver, grad=receiver.grad and not frame.no_grad, member=False, scalar=False))
     if name in api.SAME_PLACE_METHODS:
@@ -694,7 +696,7 @@ def _log_probs_only(args: Args) -> Args:
 
 def _call_tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:
     """Tensor arguments of a module call, `**batch` and `*inputs` included."""
-    found = []
+    found: list[tuple[cst.CSTNode, Value]] = []
     for arg, value in args:
         if value.kind is Kind.TENSOR and not value.scalar:
             found.append((arg.value, value))

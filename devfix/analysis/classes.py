@@ -21,6 +21,7 @@ from devfix.analysis import calls, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
+from devfix.analysis.state import FlowState
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, join, members
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,14 +192,14 @@ def _method_of(summary: ClassSummary, name: str) -> FunctionSummary | None:
     return FunctionSummary(node, method.params, path=summary.path, owner=summary.node.name.value)
 
 
-def _hands_tensors(args) -> bool:
+def _hands_tensors(args: Args) -> bool:
     """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
     module's own (a loss's `weight=`), so the module is not taken for one without tensors."""
     return any(value.kind is Kind.TENSOR for _, value in args)
 
 
-class ClassFlow:
-    """The class-related half of `Program` (see program.py for the state it reads)."""
+class ClassFlow(FlowState):
+    """The class-related half of `Program` (the state it reads: state.py; set up in program.py)."""
 
     # -- torch.nn layers and wrappers ---------------------------------------------------------------
     def construct_layer(self, frame: Frame, node: cst.Call, qual: str, layer: str, args: Args) -> Value:
@@ -492,7 +493,9 @@ class ClassFlow:
         origins = frozenset(Origin("attribute", write, name=name) for write in writes)
         return Value(Kind.TENSOR, Place.CPU, origins, scalar=known.scalar)
 
-    def _tensor_or_none(self, klass, writes: list) -> list:
+    def _tensor_or_none(
+        self, klass: ClassInfo, writes: list[tuple[cst.CSTNode, Value]]
+    ) -> list[tuple[cst.CSTNode, Value]]:
         """An attribute that `__init__` sets to a tensor or to `None` (`if/elif/else` branches,
         `torch.tensor(a) if a else None`): a tensor where it is set (None meets nothing)."""
         init = klass.methods.get("__init__")
@@ -510,7 +513,7 @@ class ClassFlow:
             kept.append((target, value))
         return kept if kept and all(v.kind is Kind.TENSOR for _, v in kept) else writes
 
-    def _exclusive(self, writes: list) -> bool:
+    def _exclusive(self, writes: list[cst.CSTNode]) -> bool:
         """Each write in its own branch of one `if/elif/else` chain: one of them runs."""
         branches = []
         for write in writes:
@@ -578,7 +581,7 @@ class ClassFlow:
         """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
         params = {p.name.value for p in info.parameters()}
         start, end = self.data.order.get(id(info.node), -1), self.data.end_order.get(id(info.node), -1)
-        found = set()
+        found: set[str] = set()
         for meeting in self.meetings.values():
             if meeting.kind != "host" or not start < self.data.order.get(id(meeting.node), -2) <= end:
                 continue
@@ -686,7 +689,7 @@ class ClassFlow:
         whether `__init__` registers layers itself (`self.add_module(f"head_{i}", head)` over
         a list, `setattr(self, name, layer)`), after which a plain list's layers may all be
         registered."""
-        found = set()
+        found: set[str] = set()
         by_hand: set[str] = set()  # methods that register layers or parameters under computed names
         self_calls: dict[str, set[str]] = {}  # method -> the methods it calls on `self`
         for name, method in klass.methods.items():

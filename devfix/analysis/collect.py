@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Callable
+from typing import Any, Callable, TypeVar
 
 import libcst as cst
 
-from devfix.analysis.scopes import Binding, Scope, dotted_name
+from devfix.analysis.scopes import Binding, Scope, ScopeNode, dotted_name
+
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 class Collected:
@@ -47,7 +49,7 @@ class Collected:
         self.single_quotes = 0
         self._orders: dict[int, list[int]] = {}  # id(one of the lists above) -> its members' preorder indices
 
-    def within(self, nodes: Sequence[cst.CSTNode], owner: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    def within(self, nodes: Sequence[_Node], owner: cst.CSTNode) -> Sequence[_Node]:
         """The members of `nodes` (one of the lists above, filled in preorder) inside `owner`
         (a scope owner: its preorder range is known), found by bisection: asking it for
         every function of a file costs the file once, not once per function."""
@@ -65,7 +67,8 @@ class _Collector(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = []
         self.scope_stack: list[Scope] = [data.module_scope]
         self.counter = 0
-        self.handlers: dict[type, Callable[[cst.CSTNode], None]] = {
+        # by the node's exact type: each handler takes nodes of its own type
+        self.handlers: dict[type[cst.CSTNode], Callable[[Any], None]] = {
             cst.Import: self._import,
             cst.ImportFrom: self._import_from,
             cst.Assign: self._assign,
@@ -115,9 +118,17 @@ class _Collector(cst.CSTVisitor):
     def scope(self) -> Scope:
         return self.scope_stack[-1]
 
-    def _bind(self, name: str, kind: str, node: cst.CSTNode, **extra) -> None:
+    def _bind(
+        self,
+        name: str,
+        kind: str,
+        node: cst.CSTNode,
+        *,
+        value: cst.BaseExpression | None = None,
+        qualname: str | None = None,
+    ) -> None:
         order = self.data.order.get(id(node), self.counter)
-        self.scope.bind(Binding(name, kind, node, order, **extra))
+        self.scope.bind(Binding(name, kind, node, order, value=value, qualname=qualname))
 
     def _bind_target(self, target: cst.BaseExpression, kind: str, node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -128,7 +139,7 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, kind, node)
 
-    def _push_scope(self, node, kind: str) -> Scope:
+    def _push_scope(self, node: ScopeNode, kind: str) -> Scope:
         scope = Scope(node, kind, self.scope)
         self.data.scopes[id(node)] = scope
         self.scope_stack.append(scope)

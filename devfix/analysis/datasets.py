@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.program import ClassInfo, LoaderInfo, Program
+from devfix.analysis.classes import ClassInfo
+from devfix.analysis.program import LoaderInfo, Program
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place
 

@@ -24,9 +24,10 @@ from collections.abc import Sequence
 import libcst as cst
 
 from devfix.analysis import calls
+from devfix.analysis.collect import Collected
 
 
-def cuda_default_params(data, function: cst.FunctionDef) -> frozenset[str]:
+def cuda_default_params(data: Collected, function: cst.FunctionDef) -> frozenset[str]:
     """Parameters whose default is `True` and that guard a `.cuda()` of the function's own
     body (`if cuda: x = x.cuda()`): leaving them at the default asks for a GPU."""
     params = {
@@ -51,7 +52,7 @@ def cuda_default_params(data, function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(found)
 
 
-def _guarding_name(data, node: cst.CSTNode, function: cst.FunctionDef):
+def _guarding_name(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> str | None:
     """The name tested by the nearest `if` whose body holds `node`, inside `function` and in
     its own scope (a nested function's `if cuda:` tests its own parameter)."""
     guard, decided = None, False
@@ -70,7 +71,7 @@ def _guarding_name(data, node: cst.CSTNode, function: cst.FunctionDef):
     return guard if parent is function else None
 
 
-Args = list[tuple[cst.Arg, object]]
+Args = Sequence[tuple[cst.Arg, object]]
 
 
 def _current_cuda_device(node: cst.BaseExpression) -> bool:
@@ -106,8 +107,9 @@ def asks_for_gpu(
             return True
     if not cuda_defaults or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything
-    passed = {calls.parameter_name(arg, index, params): arg.value for index, (arg, _) in enumerate(args)}
-    return any(
-        name not in passed or (isinstance(passed[name], cst.Name) and passed[name].value == "True")
-        for name in cuda_defaults
-    )
+    # the parameters the call fills, each with whether it passes `True`
+    passed = {
+        calls.parameter_name(arg, index, params): isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        for index, (arg, _) in enumerate(args)
+    }
+    return any(name not in passed or passed[name] for name in cuda_defaults)

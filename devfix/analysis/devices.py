@@ -24,6 +24,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from devfix.analysis.classes import ClassInfo
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import device_string_place
@@ -35,7 +36,7 @@ DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Z
 DECLARABLE = frozenset({"available", "hard"})
 
 
-def _owns_parameters(klass) -> bool:
+def _owns_parameters(klass: ClassInfo) -> bool:
     """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
     for value in klass.attrs.values():
         if (value.kind is Kind.MODULE and not value.neutral) or (value.kind is Kind.TENSOR and value.grad):
@@ -206,9 +207,9 @@ class Devices:
         tree = self.tree
         here = tree.function_scope_of(node)
         scope: Scope | None = here
-        names: set = set()  # names some scope from `here` out to `scope` binds to a device
+        names: set[str] = set()  # names some scope from `here` out to `scope` binds to a device
         while scope is not None:
-            candidates = []
+            candidates: list[tuple[bool, int, str]] = []
             names |= self._device_names(scope)
             for name in names:
                 if name not in scope.bindings:
@@ -418,9 +419,9 @@ class Devices:
                 if isinstance(call.func, cst.Attribute)
                 else None
             )
-            statement = self.tree.statement_of(call)
-            if name in choosers and statement is not None:
-                direct.append(statement)
+            line = self.tree.statement_of(call)
+            if name in choosers and line is not None:
+                direct.append(line)
         return direct
 
     def _is_environ(self, expr: cst.BaseExpression) -> bool:
@@ -463,7 +464,7 @@ class Devices:
             if tree.function_scope_of(choice) is not scope:
                 continue
             top = next((s for s in [choice, *tree.ancestors(choice)] if tree.parent(s) is tree.parent(body[0])), None)
-            if top is None:
+            if not isinstance(top, cst.BaseStatement):  # None: not in the scope's body
                 return None
             if tree.is_inside(node, top):
                 same_block = any(s is choice for s in tree.block_of(choice)) and any(

@@ -15,8 +15,9 @@ Call semantics (what `torch.zeros`, `model(x)`, `x.to(d)`, `DataLoader(...)` do)
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import libcst as cst
 
@@ -28,6 +29,7 @@ from devfix.analysis.values import (
     UNKNOWN,
     Kind,
     Obj,
+    Origin,
     Place,
     Slot,
     Value,
@@ -124,11 +126,11 @@ class Frame:
                 )
         self.env, self.heap = env, heap
 
-    def set_place(self, obj: Obj | None, place: Place, origins=frozenset()) -> None:
+    def set_place(self, obj: Obj | None, place: Place, origins: Iterable[Origin] = frozenset()) -> None:
         """Move a module (and the modules it holds) in place; `origins`: the move's evidence."""
         if obj is None:
             return
-        seen = set()
+        seen: set[int] = set()
         stack = list(members(obj))
         while stack:
             current = stack.pop()
@@ -163,7 +165,7 @@ class Frame:
         """`value` was handed to code the analysis cannot see: a module may be moved there."""
         if value.kind is Kind.MODULE and value.obj is not None and not value.neutral:
             self.set_place(value.obj, Place.UNKNOWN)
-        if value.kind is Kind.LOADER and value.obj is not None:
+        if value.kind is Kind.LOADER and isinstance(value.obj, int):  # a loader's obj: its call's id
             self.program.loaders_escaped.add(value.obj)  # consumed where devfix cannot see
         for item in value.items or ():
             self.escape(item)
@@ -236,13 +238,15 @@ class Frame:
                     break
                 self.small(small, body)
 
-    def statements(self, statements) -> None:
+    def statements(self, statements: Iterable[cst.BaseStatement]) -> None:
         for statement in statements:
             if self.ended:
                 break  # unreachable on this path
             self.statement(statement)
 
-    def _branches(self, before, branches) -> None:
+    def _branches(
+        self, before: tuple[dict[str, Value], dict[int, Slot]], branches: Sequence[Callable[[], None]]
+    ) -> None:
         """Run each branch from the state `before`; continue with the paths that fall through."""
         ends = []
         for branch in branches:
@@ -359,7 +363,7 @@ class Frame:
             if guarded:
                 self.gpu_guards.pop()
 
-    def _orelse(self, orelse) -> None:
+    def _orelse(self, orelse: cst.If | cst.Else) -> None:
         if isinstance(orelse, cst.If):
             self._if(orelse)
         else:
@@ -396,13 +400,13 @@ class Frame:
         if node.orelse is not None:
             self.block(node.orelse.body)
 
-    def _try(self, node) -> None:
+    def _try(self, node: cst.Try | cst.TryStar) -> None:
         def body() -> None:
             self.block(node.body)
             if node.orelse is not None and not self.ended:
                 self.block(node.orelse.body)
 
-        def handler_of(handler):
+        def handler_of(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> Callable[[], None]:
             def run() -> None:
                 if handler.name is not None:
                     self.bind(handler.name.name, UNKNOWN, handler)
@@ -439,7 +443,7 @@ class Frame:
         self.program.define_class(self, node)
         self.env[node.name.value] = Value(Kind.OTHER, Place.UNKNOWN, ref=node)
 
-    def _match(self, node) -> None:
+    def _match(self, node: cst.Match) -> None:
         self.expr(node.subject)
         cases = [lambda case=case: self.block(case.body) for case in node.cases]
         self._branches(self.snapshot(), [*cases, lambda: None])
@@ -551,7 +555,7 @@ class Frame:
             return self.expr(node.orelse)
         return join(self.expr(node.body), self.expr(node.orelse))
 
-    def _sequence(self, node) -> Value:
+    def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         items = []
         for element in node.elements:
             value = self.expr(element.value)
@@ -577,13 +581,13 @@ class Frame:
             element_value = join(element_value, value) if element_value is not None else value
         return operations.struct(keys=tuple(keys) if len(keys) == len(values) else None, element=element_value)
 
-    def _comprehension(self, node) -> Value:
+    def _comprehension(self, node: cst.BaseSimpleComp | cst.DictComp) -> Value:
         return operations.comprehension(self, node)
 
-    def _constant(self, node) -> Value:
+    def _constant(self, node: cst.BaseExpression) -> Value:
         return HOST
 
-    def _string(self, node) -> Value:
+    def _string(self, node: cst.SimpleString) -> Value:
         text = operations.string_of(node)
         return replace(HOST, text=text) if text is not None else HOST
 
@@ -609,7 +613,9 @@ def truth(value: Value) -> bool | None:
 
 
 def _negate(value: Value) -> Value:
-    flip = lambda known: None if known is None else not known  # noqa: E731
+    def flip(known: bool | None) -> bool | None:
+        return None if known is None else not known
+
     return condition(flip(value.truth), flip(value.cpu), value.flag)
 
 
@@ -676,7 +682,8 @@ def _rest_of(value: Value) -> Value:
     return operations.struct(element=element)
 
 
-_STATEMENTS = {
+# by the node's exact type: each handler takes nodes of its own type
+_STATEMENTS: dict[type[cst.CSTNode], Callable[[Frame, Any], None]] = {
     cst.SimpleStatementLine: Frame._simple,
     cst.If: Frame._if,
     cst.For: Frame._for,
@@ -689,7 +696,7 @@ _STATEMENTS = {
     cst.Match: Frame._match,
 }
 
-_EXPRESSIONS = {
+_EXPRESSIONS: dict[type[cst.CSTNode], Callable[[Frame, Any], Value]] = {
     cst.Name: Frame._name,
     cst.Attribute: Frame._attribute,
     cst.Call: Frame._call,

@@ -19,6 +19,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from devfix.analysis.collect import Collected
 from devfix.analysis.datasets import LoaderPlan, plan_loaders, settle
 from devfix.analysis.devices import Devices
 from devfix.analysis.linking import Linker, ModuleSummary
@@ -60,7 +61,7 @@ class FileFacts:
         self.assume_discarded_assigned = assume_discarded_assigned
 
     @property
-    def data(self):
+    def data(self) -> Collected:
         return self.tree.data
 
     # -- the flow, with datasets settled ----------------------------------------------------------
@@ -175,7 +176,7 @@ class FileFacts:
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.tree.position(node)
 
-    def value(self, node: cst.CSTNode):
+    def value(self, node: cst.CSTNode) -> Value | None:
         return self.program.values.get(id(node))
 
     def code(self, node: cst.CSTNode, limit: int = 0) -> str:

@@ -8,6 +8,7 @@ fixpoint these calls feed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from devfix.analysis import calls
 from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
+from devfix.analysis.state import FlowState
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Slot, Value, join
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ class FunctionInfo:
         return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
-class FunctionFlow:
+class FunctionFlow(FlowState):
     """The calls of the file's functions, for `Program`."""
 
     def call_local(self, frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value:
@@ -118,7 +120,7 @@ class FunctionFlow:
         self,
         node: cst.Call,
         args: Args,
-        params,
+        params: Sequence[str],
         device_params: frozenset[str],
         cuda_defaults: frozenset[str] = frozenset(),
         needs_gpu: bool = False,

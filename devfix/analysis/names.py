@@ -9,32 +9,22 @@ vocabulary (torch_api.py) reads. A mixin of Program: it reads the flow's recordi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from devfix.analysis.evaluate import BUILTIN_NAMES
-from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Linker
+from devfix.analysis.linking import ClassSummary, Export, FunctionSummary
 from devfix.analysis.scopes import Scope, dotted_name
+from devfix.analysis.state import FlowState
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value, join
 
 if TYPE_CHECKING:
-    from devfix.analysis.classes import ClassInfo
-    from devfix.analysis.collect import Collected
     from devfix.analysis.evaluate import Frame
 
 
-class NameFlow:
+class NameFlow(FlowState):
     """Name resolution for the flow of one file (a mixin of Program)."""
-
-    data: Collected
-    linker: Linker | None
-    bound: dict
-    module_env: dict[str, Value]
-    classes: dict[int, ClassInfo]
-    linked: dict[int, Export]
-    linked_functions: dict[int, FunctionSummary]
-    linked_class: Callable[[ClassSummary], ClassInfo]  # ClassFlow's: a project file's class, as this file sees it
 
     def global_value(self, name: str, scope: Scope) -> Value:
         """A name not bound in the evaluated scope: an enclosing function's, a module global,
@@ -72,7 +62,7 @@ class NameFlow:
         (`try: from tqdm import tqdm` / `except ImportError: def tqdm(...)`)."""
         return [b.qualname for b in scope.lookup(name) or () if b.kind == "import" and b.qualname]
 
-    def bind_import(self, frame: Frame, node) -> None:
+    def bind_import(self, frame: Frame, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name)

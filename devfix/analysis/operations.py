@@ -20,7 +20,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- small builders ----------------------------------------------------------------------------
-def struct(items=None, keys=None, element: Value | None = None) -> Value:
+def struct(
+    items: tuple[Value, ...] | None = None,
+    keys: tuple[tuple[str, Value], ...] | None = None,
+    element: Value | None = None,
+) -> Value:
     """A tuple, list or dict. Its place is where its tensors live: a sample index or a label
     string next to the tensors of a batch says nothing about the batch's device."""
     values = list(items or ()) + [v for _, v in keys or ()]
@@ -31,7 +35,7 @@ def struct(items=None, keys=None, element: Value | None = None) -> Value:
             element = join(element, value)
     if values:
         place = Place.NONE
-        origins: frozenset = frozenset()
+        origins: frozenset[Origin] = frozenset()
         for value in tensors:
             place = place.join(value.place)
             origins = origins | value.origins
@@ -137,7 +141,7 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     for element in node.slice:
         if isinstance(element.slice, cst.Index):
             indices.append((element.slice.value, frame.expr(element.slice.value)))
-        else:
+        elif isinstance(element.slice, cst.Slice):
             sliced = True
             for part in (element.slice.lower, element.slice.upper, element.slice.step):
                 if part is not None:
@@ -195,7 +199,14 @@ def program_member(module: Value) -> Value:
 
 
 # -- operators -------------------------------------------------------------------------------------
-def arithmetic(frame: Frame, node: cst.CSTNode, left: Value, right: Value, left_node, right_node) -> Value:
+def arithmetic(
+    frame: Frame,
+    node: cst.CSTNode,
+    left: Value,
+    right: Value,
+    left_node: cst.BaseExpression,
+    right_node: cst.BaseExpression,
+) -> Value:
     left, right = _number(left), _number(right)
     if left.kind is Kind.TENSOR and right.kind is Kind.TENSOR:
         if isinstance(getattr(node, "operator", None), cst.MatrixMultiply) or not (left.scalar or right.scalar):
@@ -347,8 +358,9 @@ def option_test(node: cst.Comparison) -> Value | None:
     if len(node.comparisons) != 1:
         return None
     comparator = node.comparisons[0].comparator
-    negative = isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus)
-    number = comparator.expression if negative else comparator
+    negative, number = False, comparator
+    if isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus):
+        negative, number = True, comparator.expression
     if not isinstance(number, cst.Integer) or number.value not in ("0", "1"):
         return None
     limit = -int(number.value) if negative else int(number.value)
@@ -378,11 +390,11 @@ def _named_place(value: Value) -> Place | None:
     return None
 
 
-def comprehension(frame: Frame, node) -> Value:
+def comprehension(frame: Frame, node: cst.BaseSimpleComp | cst.DictComp) -> Value:
     """`[t.to(device) for t in batch]`, `{k: v.to(device) for k, v in batch.items()}`."""
     program = frame.program
     saved = frame.snapshot()
-    comp_for = node.for_in
+    comp_for: cst.CompFor | None = node.for_in
     while comp_for is not None:
         iterable = frame.expr(comp_for.iter)
         frame.bind(comp_for.target, iterate(frame, iterable, comp_for), comp_for)
@@ -403,10 +415,11 @@ def comprehension(frame: Frame, node) -> Value:
 def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
     """The value each iteration binds."""
     if iterable.kind is Kind.LOADER:
-        if iterable.obj is not None:
-            frame.program.loaders_iterated.add(iterable.obj)
+        source = iterable.obj if isinstance(iterable.obj, int) else None  # a loader's obj: its call's id
+        if source is not None:
+            frame.program.loaders_iterated.add(source)
         element = iterable.element if iterable.element is not None else UNKNOWN
-        return batch_of(element, iterable.obj)
+        return batch_of(element, source)
     if iterable.kind is Kind.STRUCT:
         return iterable.element if iterable.element is not None else UNKNOWN
     if iterable.kind is Kind.TENSOR:

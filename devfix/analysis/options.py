@@ -38,7 +38,7 @@ def collect_options(calls: Iterable[cst.Call]) -> tuple[dict[str, Value], set[st
     return options, index_options
 
 
-def _keyword_string(call: cst.Call, keyword: str):
+def _keyword_string(call: cst.Call, keyword: str) -> str | None:
     return next(
         (operations.string_of(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None
     )

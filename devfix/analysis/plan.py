@@ -88,7 +88,13 @@ class Plan:
                 self._report_unplaced(seed, component, members)
             self._decide(members)
 
-    def _spread(self, start: list[OriginKey], index, origins, component: int) -> list[Move]:
+    def _spread(
+        self,
+        start: list[OriginKey],
+        index: dict[OriginKey, list[Meeting]],
+        origins: dict[OriginKey, Origin],
+        component: int,
+    ) -> list[Move]:
         members: list[Move] = []
         queue = list(start)
         seen: set[OriginKey] = set()

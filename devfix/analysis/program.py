@@ -17,6 +17,7 @@ Everything rules read is recorded here: `values` (each expression), `bound` (eac
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -38,6 +39,7 @@ from devfix.analysis.values import (
     UNKNOWN,
     Kind,
     Meeting,
+    Obj,
     Origin,
     Place,
     Slot,
@@ -74,7 +76,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
     def __init__(
         self,
         data: Collected,
-        assume_unmoved: frozenset = frozenset(),
+        assume_unmoved: frozenset[int] = frozenset(),
         assume_discarded_assigned: bool = False,
         linker: Linker | None = None,
         incoming: dict[str, dict[str, Value]] | None = None,
@@ -200,7 +202,14 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                 self.batch_accesses.setdefault((id(origin.binder), origin.name), set()).add(how)
 
     # -- meetings ------------------------------------------------------------------------------------
-    def meet(self, node: cst.CSTNode, kind: str, operands, module: Value | None = None, detail: str = "") -> None:
+    def meet(
+        self,
+        node: cst.CSTNode,
+        kind: str,
+        operands: Iterable[tuple[cst.CSTNode, Value]],
+        module: Value | None = None,
+        detail: str = "",
+    ) -> None:
         if self.constructing:
             return  # a module's own construction: every weight is still on the CPU, nothing can clash
         meeting = Meeting(node, kind, tuple(operands), module=module, detail=detail)
@@ -249,7 +258,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         neutral: bool,
         place: Place = Place.CPU,
         cls: ClassInfo | None = None,
-        children: tuple[int, ...] = (),
+        children: tuple[Obj, ...] = (),
     ) -> Value:
         obj = id(node)
         origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
@@ -258,7 +267,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         if cls is not None:
             self.built_classes[id(cls.node)] = cls
         if children:
-            self.children[obj] = list(children)
+            # a held module that two paths built (a frozenset of ids, see `members`) is not followed
+            self.children[obj] = [child for child in children if isinstance(child, int)]
         self.constructed[obj] = value
         return value
 
@@ -403,7 +413,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return HOST if name == "add_argument" else UNKNOWN
 
     # -- the fixpoint -------------------------------------------------------------------------------------------
-    def _runs(self, body) -> list:
+    def _runs(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """The module's statements that run: none after one that always raises NameError."""
         broken = self.first_failure
         statements = list(body)
@@ -492,10 +502,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         params = info.parameters()
         for param in params:
             name = param.name.value
-            env[name] = self._parameter_value(info, param)
-            if env[name].kind is Kind.MODULE and env[name].obj is not None:
-                for member in members(env[name].obj):
-                    heap[member] = (env[name].place, env[name].origins)
+            value = env[name] = self._parameter_value(info, param)
+            if value.kind is Kind.MODULE and value.obj is not None:
+                for member in members(value.obj):
+                    heap[member] = (value.place, value.origins)
         for extra in (info.node.params.star_arg, info.node.params.star_kwarg):
             if isinstance(extra, cst.Param):
                 env[extra.name.value] = UNKNOWN
@@ -624,11 +634,11 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             if slot is not None and slot[0] is not value.place:
                 info.param_moves[name] = slot
 
-    def _settle(self) -> tuple:
+    def _settle(self) -> tuple[object, ...]:
         """Move this pass's call sites and attribute writes into what the next pass reads;
         return a signature of everything that flows between scopes."""
         self.call_sites_seen = dict(self.call_sites)
-        parts = []
+        parts: list[tuple[object, ...]] = []
         for info in self.functions.values():
             info.host_params = self._host_parameters(info)
             info.args = dict(info.pending)
@@ -667,7 +677,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return tuple(parts)
 
 
-def _signature(value: Value | None) -> tuple:
+def _signature(value: Value | None) -> tuple[object, ...]:
     if value is None:
         return ()
     items = tuple(_signature(v) for v in value.items) if value.items else ()

@@ -136,10 +136,10 @@ class ProjectFacts:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
         users): the filesystem is asked about its imports once."""
         if path not in self.missing:
-            several = self.index is not None and self.index.several
+            index = self.index
             self.missing[path] = (
-                self.index.missing_imports(path, data) | self.index.imports_of(path, data, self.unparseable)
-                if several
+                index.missing_imports(path, data) | index.imports_of(path, data, self.unparseable)
+                if index is not None and index.several
                 else frozenset()
             )
         return ProjectView(
@@ -254,7 +254,7 @@ NOT_PROJECT = frozenset(
         "cv2",
     }
 )
-STDLIB = getattr(sys, "stdlib_module_names", frozenset())
+STDLIB: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
 
 
 class ProjectIndex:
@@ -467,16 +467,16 @@ def unreferenced_functions(
     if len(files) < 2:
         return {}
     defined = script_functions(files, index) if defined is None else defined
-    definitions: Counter = Counter()
+    definitions: Counter[bytes] = Counter()
     for _path, data in files:
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
-    counts: Counter = Counter()
+    counts: Counter[bytes] = Counter()
     # A method's name is common English ("# load dataset") and a module's function name
     # (`torch.load`): for methods, neither counts.
-    method_counts: Counter = Counter()
+    method_counts: Counter[bytes] = Counter()
     for _, data in files:
         counts.update(word for word in WORD.findall(data) if word in wanted)
         code = COMMENT.sub(b"", data)
@@ -486,7 +486,7 @@ def unreferenced_functions(
             name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules
         )
     own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
-    everyone: Counter = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
+    everyone: Counter[bytes] = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
         everyone.update(uses)
     found = {
@@ -531,7 +531,7 @@ def _unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
-    written: Counter = Counter()
+    written: Counter[bytes] = Counter()
     for _, data in files:
         written.update(word for word in WORD.findall(COMMENT.sub(b"", data)) if word in wanted)
     unused: dict[str, frozenset[str]] = {}
@@ -542,11 +542,11 @@ def _unused_class_methods(
     return unused
 
 
-def _own_uses(data: bytes, names: set[bytes]) -> Counter:
+def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
     """How often the file names its own top-level functions `names` without a dot (`train(...)`
     where it defines `def train`): uses of its own copy, not of another script's function of
     the same name. A name it also imports may be the other file's: not counted."""
-    uses: Counter = Counter()
+    uses: Counter[bytes] = Counter()
     if not names:
         return uses
     imported = {

@@ -192,7 +192,7 @@ def _asks_before_return(tree: Tree, program: Program, function: cst.FunctionDef)
 
 def _first_exit(tree: Tree, function: cst.FunctionDef) -> cst.CSTNode | None:
     """The function's first `return` (of its own scope), if any."""
-    found: list = []
+    found: list[cst.Return] = []
 
     class Exits(cst.CSTVisitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -350,7 +350,7 @@ NOT_GPU_FAILURES = frozenset(
 )
 
 
-def _catches_gpu_failures(block) -> bool:
+def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
     """`try: ... except KeyboardInterrupt:` stops a training run early; it does not catch the
     RuntimeError or AssertionError a CUDA call raises without a GPU. A bare `except:`,
     `except Exception:` or a name devfix does not know may."""
@@ -383,7 +383,7 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
     )
 
 
-def _used_only_on_a_gpu(tree: Tree, program: Program, definition) -> bool:
+def _used_only_on_a_gpu(tree: Tree, program: Program, definition: cst.ClassDef | cst.FunctionDef) -> bool:
     """A top-level class or function that only code needing a GPU builds or calls (users.py)."""
     return definition.name.value in program.gpu_only_users and tree.parent(definition) is tree.module
 

@@ -56,7 +56,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
 MOVES = frozenset({"to", "cuda", "cpu", "type", "to_empty", "apply", "half", "float", "double"})
 
 
-def _keeps(program: Program, info: FunctionInfo) -> frozenset:
+def _keeps(program: Program, info: FunctionInfo) -> frozenset[str]:
     """Parameters the function surely leaves where they are: never the receiver of a move
     (`model.to(...)`, `model.cuda()`), never handed to other code (`helper(model)`), never
     rebound. A caller's module passed there keeps its place."""
@@ -77,7 +77,7 @@ def _keeps(program: Program, info: FunctionInfo) -> frozenset:
     return frozenset(params)
 
 
-def _params(info: FunctionInfo) -> tuple:
+def _params(info: FunctionInfo) -> tuple[str, ...]:
     names = tuple(p.name.value for p in info.parameters())
     return names[1:] if info.self_name is not None and names and names[0] == info.self_name else names
 
@@ -132,7 +132,7 @@ def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
     )
 
 
-def _lineage(cls: ClassInfo) -> list:
+def _lineage(cls: ClassInfo) -> list[ClassInfo]:
     found = [cls]
     for base in cls.bases:
         found.extend(_lineage(base))

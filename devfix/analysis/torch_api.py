@@ -233,7 +233,7 @@ def nn_class(qual: str | None) -> str | None:
 
 
 def is_dtype(qual: str | None) -> bool:
-    return bool(qual) and qual.startswith("torch.") and qual.count(".") == 1 and qual[6:] in DTYPES  # type: ignore[union-attr]
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1 and qual[6:] in DTYPES
 
 
 def is_loss_class(name: str) -> bool:

@@ -8,13 +8,13 @@ something to report.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from devfix.analysis.collect import Collected, collect
-from devfix.analysis.scopes import Scope, dotted_name, resolve
+from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
 
 
 def is_docstring(statement: cst.CSTNode) -> bool:
@@ -61,7 +61,7 @@ def displayed_by_their_cells(module: cst.Module) -> frozenset[int]:
     )
 
 
-def _opens_a_cell(lines) -> bool:
+def _opens_a_cell(lines: Iterable[cst.EmptyLine]) -> bool:
     return any(empty.comment is not None and empty.comment.value.startswith(CELL_MARK) for empty in lines)
 
 
@@ -96,7 +96,7 @@ class _Loads(cst.CSTVisitor):
     lambda or a comprehension, not attribute names or keywords)."""
 
     def __init__(self) -> None:
-        self.names: list = []
+        self.names: list[cst.Name] = []
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node)
@@ -112,7 +112,7 @@ class _Loads(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
-    def visit_ListComp(self, node) -> bool:
+    def visit_ListComp(self, node: cst.BaseComp) -> bool:
         return False
 
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
@@ -151,7 +151,7 @@ def _imports_missing(small: cst.BaseSmallStatement, missing_modules: frozenset[s
     return False
 
 
-def reads_unbound_name(expressions, scope, data: Collected) -> bool:
+def reads_unbound_name(expressions: Iterable[cst.CSTNode], scope: Scope, data: Collected) -> bool:
     """Evaluating `expressions` in `scope` reads a name that nothing in the file binds, in that
     scope or any enclosing one (a variable whose definition was commented out): NameError on
     every machine. False when unsure (a star import or `global` could bind anything)."""
@@ -169,7 +169,7 @@ def reads_unbound_name(expressions, scope, data: Collected) -> bool:
     return False
 
 
-def _unbound(name: str, order: int, bindings, data: Collected) -> bool:
+def _unbound(name: str, order: int, bindings: Mapping[str, Sequence[Binding]], data: Collected) -> bool:
     if name in MODULE_GLOBALS or hasattr(builtins, name) or name in data.globals:
         return False
     return not any(binding.order < order for binding in bindings.get(name, ()))
@@ -179,7 +179,7 @@ class Tree:
     def __init__(self, module: cst.Module, data: Collected | None = None) -> None:
         self.module = module
         self.data = data if data is not None else collect(module)
-        self._positions = None
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
 
     # -- ancestry ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -206,11 +206,13 @@ class Tree:
         current: cst.CSTNode | None = node
         while current is not None:
             if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                return current  # type: ignore[return-value]
+                return current
             current = self.parent(current)
         return None
 
-    def enclosing(self, node: cst.CSTNode, types) -> cst.CSTNode | None:
+    def enclosing(
+        self, node: cst.CSTNode, types: type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]
+    ) -> cst.CSTNode | None:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, types):
                 return ancestor

@@ -72,10 +72,10 @@ class _Mentions(cst.CSTVisitor):
         self.elsewhere: set[str] = set()
         self.inside: list[str] = []
 
-    def visit_Import(self, node) -> bool:
+    def visit_Import(self, node: cst.Import) -> bool:
         return False
 
-    def visit_ImportFrom(self, node) -> bool:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:

@@ -19,6 +19,7 @@ Only a definite CPU meeting a definite DEVICE is a bug; UNKNOWN never produces a
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Union
 
@@ -213,7 +214,9 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
-def derived(kind: Kind, sources, *, grad: bool | None = None, scalar: bool = False, met: bool = False) -> Value:
+def derived(
+    kind: Kind, sources: Iterable[Value | None], *, grad: bool | None = None, scalar: bool = False, met: bool = False
+) -> Value:
     """A value computed from `sources` (their places joined, their origins kept).
 
     `met`: the sources met (arithmetic, `torch.cat`...). When they conflict, CPU against the
