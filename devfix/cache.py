@@ -36,10 +36,12 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import devfix
 from devfix.analysis.project import ProjectFacts, ProjectIndex, imports_any
 from devfix.config import Config
+from devfix.results import Diagnostic, FileResult, FixEdit
 
 DEFAULT_DIR = ".devfix_cache"
 _FILE = "groups.json"
@@ -75,8 +77,10 @@ class Cache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.fingerprint = _devfix_fingerprint()
-        self.entries: dict[str, dict] = {}  # the group's paths, joined -> {"key", "results"}
-        self.runs: dict[str, dict] = {}  # a run's files, hashed -> {"key", "results"}: the last run of those files
+        self.entries: dict[str, dict[str, Any]] = {}  # the group's paths, joined -> {"key", "results"}
+        self.runs: dict[
+            str, dict[str, Any]
+        ] = {}  # a run's files, hashed -> {"key", "results"}: the last run of those files
         self.changed = False
         self.hits = 0
         try:
@@ -86,7 +90,14 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass  # no cache yet, or one this devfix cannot read: start empty
 
-    def key(self, group: Sequence[int], reads, configs: Sequence[Config], fix: bool, project: ProjectFacts) -> str:
+    def key(
+        self,
+        group: Sequence[int],
+        reads: Sequence[FileResult],
+        configs: Sequence[Config],
+        fix: bool,
+        project: ProjectFacts,
+    ) -> str:
         digest = hashlib.sha256(f"{self.fingerprint}|fix={fix}|{_project_wide(project)}".encode())
         for index in group:
             read = reads[index]
@@ -98,7 +109,7 @@ class Cache:
         return digest.hexdigest()
 
     # -- a whole run --------------------------------------------------------------------------
-    def run_key(self, reads, configs: Sequence[Config], fix: bool) -> str:
+    def run_key(self, reads: Sequence[FileResult], configs: Sequence[Config], fix: bool) -> str:
         """A hash of all a run reads: every file's path, bytes and configuration, and what the
         file system says about them beside (imports of project modules that do not exist,
         packaging metadata above a package). Equal: every group's key is what it was, and the
@@ -119,7 +130,7 @@ class Cache:
             digest.update(hashlib.sha256(read.old).digest())
         return digest.hexdigest()
 
-    def get_run(self, reads, key: str) -> dict[int, object] | None:
+    def get_run(self, reads: Sequence[FileResult], key: str) -> dict[int, FileResult] | None:
         entry = self.runs.get(_run_name(reads))
         if entry is None or entry.get("key") != key:
             return None
@@ -129,7 +140,7 @@ class Cache:
         except (KeyError, TypeError, ValueError, IndexError):
             return None
 
-    def put_run(self, reads, key: str, results: dict[int, object]) -> None:
+    def put_run(self, reads: Sequence[FileResult], key: str, results: dict[int, FileResult]) -> None:
         name = _run_name(reads)
         self.runs.pop(name, None)
         self.runs[name] = {"key": key, "results": [[reads[i].path, _encode(r)] for i, r in sorted(results.items())]}
@@ -138,7 +149,7 @@ class Cache:
         self.changed = True
 
     # -- a group of files ---------------------------------------------------------------------
-    def get(self, group: Sequence[int], reads, key: str) -> dict[int, object] | None:
+    def get(self, group: Sequence[int], reads: Sequence[FileResult], key: str) -> dict[int, FileResult] | None:
         """The group's results (index -> FileResult), if stored under `key`."""
         entry = self.entries.get(_name(group, reads))
         if entry is None or entry.get("key") != key:
@@ -152,7 +163,7 @@ class Cache:
         self.hits += 1
         return results
 
-    def put(self, group: Sequence[int], reads, key: str, results: dict[int, object]) -> None:
+    def put(self, group: Sequence[int], reads: Sequence[FileResult], key: str, results: dict[int, FileResult]) -> None:
         position = {index: i for i, index in enumerate(group)}
         self.entries[_name(group, reads)] = {
             "key": key,
@@ -179,11 +190,11 @@ class Cache:
             pass  # a read-only checkout: run without writing the cache
 
 
-def _run_name(reads) -> str:
+def _run_name(reads: Sequence[FileResult]) -> str:
     return hashlib.sha256("\n".join(read.path for read in reads).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _name(group: Sequence[int], reads) -> str:
+def _name(group: Sequence[int], reads: Sequence[FileResult]) -> str:
     return "\n".join(reads[index].path for index in group)
 
 
@@ -214,8 +225,8 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def _encode(result) -> dict:
-    fields = {}
+def _encode(result: FileResult) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
     for item in dataclasses.fields(result):
         if item.name in ("path", "old", "summary", "linked_calls"):
             continue  # the path and bytes are the read's; summaries are not kept (module docstring)
@@ -225,15 +236,13 @@ def _encode(result) -> dict:
     return fields
 
 
-def _decode(read, fields: dict):
-    from devfix.engine import Diagnostic, FileResult, FixEdit
-
+def _decode(read: FileResult, fields: dict[str, Any]) -> FileResult:
     new = read.old if fields["new"] is None else fields["new"].encode("utf-8", "surrogateescape")
     diagnostics = [Diagnostic(**{**d, "edits": tuple(FixEdit(**e) for e in d["edits"])}) for d in fields["diagnostics"]]
-    tuples = {
-        name: [tuple(item) for item in fields[name]]
-        for name in ("uses", "undecided", "cells", "cell_errors", "suppression_notes")
-    }
+
+    def rows(name: str) -> list[Any]:  # JSON's lists back to the tuples they were
+        return [tuple(item) for item in fields[name]]
+
     return FileResult(
         read.path,
         read.old,
@@ -243,5 +252,9 @@ def _decode(read, fields: dict):
         traceback=fields["traceback"],
         undecided_cells=list(fields["undecided_cells"]),
         suppression_cells=list(fields["suppression_cells"]),
-        **tuples,
+        uses=rows("uses"),
+        undecided=rows("undecided"),
+        cells=rows("cells"),
+        cell_errors=rows("cell_errors"),
+        suppression_notes=rows("suppression_notes"),
     )

@@ -20,10 +20,10 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, Literal, NoReturn, TypeVar, overload
 
 import click
 
@@ -31,7 +31,7 @@ from devfix import __version__, suppressions
 from devfix.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from devfix.cache import Cache
 from devfix.config import DATASET_PLACEMENTS, DEVICE_STYLES, Config, ConfigError
-from devfix.engine import FileResult, process_project
+from devfix.engine import process_project
 from devfix.files import discover_with_trees
 from devfix.parallel import default_jobs
 from devfix.report import (
@@ -47,6 +47,7 @@ from devfix.report import (
 )
 from devfix.report.formats import FORMATS, render, statistics, statistics_lines
 from devfix.report.summary_md import summary_markdown
+from devfix.results import FileResult
 from devfix.rules import ALL_RULES, lookup
 from devfix.settings import Overrides, Settings, describe
 from devfix.writer import WriteError, write_atomic
@@ -55,11 +56,41 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 # A notebook's outputs (plots, logs) often weigh more than its code; only the code is parsed.
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 
+Options = dict[str, Any]  # a command's options by name, as click gives them
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 class OneLineErrors(click.Group):
     """Usage errors print one line (`devfix: error: ...`) and exit 2, never a traceback."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    @overload
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: Literal[True] = True,
+        **extra: Any,
+    ) -> NoReturn: ...
+
+    @overload
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = ...,
+        **extra: Any,
+    ) -> int: ...
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> int:
         try:
             result = super().main(
                 args=args, prog_name=prog_name or "devfix", complete_var=complete_var, standalone_mode=False, **extra
@@ -87,13 +118,13 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
-def _decorate(function, options):
+def _decorate(function: F, options: Sequence[Callable[[F], F]]) -> F:
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def selection_options(function):
+def selection_options(function: F) -> F:
     """Which files, which rules, which configuration: every command that runs the rules."""
     return _decorate(
         function,
@@ -165,7 +196,7 @@ def selection_options(function):
     )
 
 
-def output_options(function):
+def output_options(function: F) -> F:
     """How the report looks and where it goes: check and apply."""
     return _decorate(
         function,
@@ -205,7 +236,7 @@ def output_options(function):
     )
 
 
-def common_options(function):
+def common_options(function: F) -> F:
     return selection_options(output_options(function))
 
 
@@ -247,7 +278,14 @@ def main() -> None:
     metavar="COMMAND",
     help='Run this formatter on the files devfix wrote, e.g. "ruff format" (the files\' names are appended).',
 )
-def apply(paths, diff, summary_md, interactive, format_with, **options) -> int:
+def apply(
+    paths: tuple[Path, ...],
+    diff: bool,
+    summary_md: Path | None,
+    interactive: bool,
+    format_with: str | None,
+    **options: Any,
+) -> int:
     """Fix device-placement bugs in the files under PATHS, in place.
 
     With `-` as the only path, the source is read on stdin and the fixed source written to
@@ -304,7 +342,7 @@ def apply(paths, diff, summary_md, interactive, format_with, **options) -> int:
 
 @main.command()
 @common_options
-def check(paths, **options) -> int:
+def check(paths: tuple[Path, ...], **options: Any) -> int:
     """Report device-placement bugs under PATHS without changing anything."""
     results = _run(paths, options, fix=False).results
     with_suppression_notes(results)
@@ -319,24 +357,26 @@ def check(paths, **options) -> int:
 @main.command("add-ignore")
 @selection_options
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors, not the count of comments added.")
-def add_ignore(paths, **options) -> int:
+def add_ignore(paths: tuple[Path, ...], **options: Any) -> int:
     """Silence what devfix finds under PATHS today: `# devfix: ignore[CODE]` on each line.
 
     For adopting devfix in CI on an existing code base (ruff's --add-noqa): the comments mark
     the known findings, and `check` then fails only on new ones. Fix them later one by one.
     Notebooks are left alone (a comment in a cell's source is the user's to write)."""
-    added, files, refused = 0, set(), set()
+    added = 0
+    files: set[str] = set()
+    refused: set[tuple[str, int]] = set()
     for _round in range(3):  # silencing a fix also silences the declaration it needed: look again
         run = _run(paths, options, fix=False, files_only=True)
         results, trees = run.results, run.trees
-        wanted = {}
+        wanted: dict[int, tuple[FileResult, dict[int, set[str]]]] = {}
         for result in results:
             if result.error or result.path.lower().endswith(".ipynb"):
                 continue
             # DEV001's declarations exist for the fixes that need them: once those are silenced
             # they are gone, so DEV001 is silenced only where it is all that is left
             others = any(d.code != "DEV001" for d in result.diagnostics)
-            lines: dict[int, set] = {}
+            lines: dict[int, set[str]] = {}
             for d in result.diagnostics:
                 if (result.path, d.line) not in refused and not (others and d.code == "DEV001"):
                     lines.setdefault(d.line, set()).add(d.code)
@@ -362,9 +402,9 @@ def add_ignore(paths, **options) -> int:
             click.echo(line, err=True)
         if result.path.lower().endswith(".ipynb") and result.diagnostics:
             click.echo(f"{result.path}: {len(result.diagnostics)} finding(s) in a notebook left as they are", err=True)
-    for path, line in sorted(refused):
+    for path, number in sorted(refused):
         click.echo(
-            f"{path}:{line}: no comment can go at the end of this line (it ends inside a string or with a backslash)",
+            f"{path}:{number}: no comment can go at the end of this line (it ends inside a string or with a backslash)",
             err=True,
         )
     if not options["quiet"]:
@@ -385,7 +425,7 @@ def add_ignore(paths, **options) -> int:
 @click.option("--extend-select", multiple=True, help="As for check: add rules that are off by default.")
 @click.option("--ignore", multiple=True, help="As for check: skip these rules.")
 @click.option("--exclude", multiple=True, help="As for check: extra patterns to skip.")
-def show_settings(path: Path, **options) -> int:
+def show_settings(path: Path, **options: Any) -> int:
     """Print the configuration that applies to PATH: its file, every setting, the rules run."""
     try:
         click.echo(describe(_settings(options), path))
@@ -488,7 +528,7 @@ def _format_with(command: str, written: list[FileResult]) -> None:
         result.diagnostics = []
 
 
-def _paths(paths: Sequence[Path], options: dict) -> list[Path]:
+def _paths(paths: Sequence[Path], options: Options) -> list[Path]:
     """The paths of the command line and of `--files-from` (blank lines skipped)."""
     listed = list(paths)
     if options.get("files_from") is not None:
@@ -500,7 +540,7 @@ def _paths(paths: Sequence[Path], options: dict) -> list[Path]:
     return listed
 
 
-def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = False) -> _Run:
+def _run(paths: Sequence[Path], options: Options, fix: bool, files_only: bool = False) -> _Run:
     """Process every file, each with its own configuration (the nearest pyproject.toml's, the
     command line on top).
 
@@ -538,7 +578,7 @@ def _run(paths: Sequence[Path], options: dict, fix: bool, files_only: bool = Fal
     return _Run(results, {id(result): tree for result, (_, tree) in zip(results, found)})
 
 
-def _run_stdin(options: dict, fix: bool) -> _Run:
+def _run_stdin(options: Options, fix: bool) -> _Run:
     """`-`: one source read on stdin, named by --stdin-filename (its configuration is that
     name's; with --force-exclude an excluded name is passed through untouched)."""
     data = sys.stdin.buffer.read()
@@ -558,7 +598,7 @@ def _run_stdin(options: dict, fix: bool) -> _Run:
     return _Run(process_project([read], config, fix=fix, configs=[config]), {}, data)
 
 
-def _settings(options: dict) -> Settings:
+def _settings(options: Options) -> Settings:
     return Settings(
         Overrides(
             select=_split(options.get("select", ())),
@@ -601,7 +641,7 @@ class _Sink:
     under `apply --diff`, where stdout carries the diff and the report goes to stderr. So
     stdout never carries two things, and `apply --diff > fix.patch` is a clean patch."""
 
-    def __init__(self, options: dict, stdout_taken: bool) -> None:
+    def __init__(self, options: Options, stdout_taken: bool) -> None:
         self.file: Path | None = options.get("output_file")
         self.err = stdout_taken
         self.lines: list[str] = []
@@ -626,7 +666,7 @@ class _Sink:
 
 def _report(
     results: list[FileResult],
-    options: dict,
+    options: Options,
     diff_mode: bool,
     check_mode: bool = False,
     stdout_taken: bool | None = None,
@@ -660,9 +700,9 @@ def _report(
             sink.echo(line)
         if options["show_undecided"]:
             cells = result.undecided_cells or [None] * len(result.undecided)
-            for (line, column, code), cell in zip(result.undecided, cells):
+            for (number, column, code), cell in zip(result.undecided, cells):
                 sink.echo(
-                    f"{location(result.path, line, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone"
+                    f"{location(result.path, number, column, cell)}: undecided: `{code}` meets a value whose device devfix cannot tell; left alone"
                 )
     if options["statistics"]:
         for line in statistics_lines(results):
@@ -675,7 +715,7 @@ def _report(
     sink.close()
 
 
-def _error_lines(result: FileResult, options: dict) -> list[str]:
+def _error_lines(result: FileResult, options: Options) -> list[str]:
     """A file or cell devfix could not read, in one line each (and the traceback on request)."""
     if result.error:
         lines = [f"{result.path}: error: {result.error}"]

@@ -13,11 +13,12 @@ always refer to the original file. Edits compose:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
 import libcst as cst
+from libcst.helpers import ensure_type
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class ReplaceStatement:
 
 
 Edit = Union[Replace, InsertBefore, InsertAfter, Remove, ReplaceStatement]
+Ancestors = Callable[[cst.CSTNode], Iterator[cst.CSTNode]]  # a node's ancestors, innermost first
 
 
 @dataclass
@@ -87,12 +89,14 @@ class _Applier(cst.CSTTransformer):
         # Comment lines of removed statements, waiting for the next statement of their block.
         self.orphans: dict[int, list[cst.EmptyLine]] = {}
 
-    def on_visit(self, node) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
             self.blocks.append(node)
         return True
 
-    def on_leave(self, original_node, updated_node):
+    def on_leave(  # type: ignore[override]  # a replacement need not be of its original's type
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
             self.blocks.pop()
             return self._settle_orphans(original_node, updated_node)
@@ -101,7 +105,11 @@ class _Applier(cst.CSTTransformer):
         result = plan.replace.get(key, updated_node)
         if key in plan.replace and key in plan.nested:
             # the replacement holds original nodes that other edits change: apply them there
-            result = result.visit(_Applier(plan.without(key)))
+            visited = result.visit(_Applier(plan.without(key)))
+            if not isinstance(visited, cst.CSTNode):
+                return visited  # the replacement itself removed or split by the edits inside it
+            result = visited
+        many: list[cst.CSTNode]
         if key in plan.replace_with_many:
             many = list(plan.replace_with_many[key])
         else:
@@ -121,7 +129,9 @@ class _Applier(cst.CSTTransformer):
         if comments and self.blocks:
             self.orphans.setdefault(id(self.blocks[-1]), []).extend(comments)
 
-    def _adopt_orphans(self, original, result):
+    def _adopt_orphans(
+        self, original: cst.CSTNode, result: cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]
+    ) -> cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]:
         """Give waiting comment lines to the first statement that follows them, above its own
         leading lines: the order the lines had in the file (in a notebook's program, a cell's
         marker comment must stay above the lines of its cell)."""
@@ -132,16 +142,23 @@ class _Applier(cst.CSTTransformer):
             return result
         if isinstance(result, cst.FlattenSentinel):
             first, *rest = list(result.nodes)
-            first = first.with_changes(leading_lines=[*comments, *first.leading_lines])
-            return cst.FlattenSentinel([first, *rest])
-        return result.with_changes(leading_lines=[*comments, *result.leading_lines])
+            return cst.FlattenSentinel([_below(comments, first), *rest])
+        return _below(comments, result)
 
-    def _settle_orphans(self, original, updated):
+    def _settle_orphans(self, original: cst.Module | cst.IndentedBlock, updated: cst.CSTNode) -> cst.CSTNode:
         """Comments of a block's removed last statement go to the block's footer."""
         comments = self.orphans.pop(id(original), None)
         if not comments:
             return updated
-        return updated.with_changes(footer=[*comments, *updated.footer])
+        block = ensure_type(updated, type(original))  # the block, its statements changed
+        return block.with_changes(footer=[*comments, *block.footer])
+
+
+def _below(comments: Sequence[cst.EmptyLine], statement: cst.CSTNode) -> cst.CSTNode:
+    """`statement` with `comments` above its own leading lines."""
+    if not isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        raise TypeError(f"expected a statement, got {type(statement).__name__}")
+    return statement.with_changes(leading_lines=[*comments, *statement.leading_lines])
 
 
 def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
@@ -155,7 +172,9 @@ def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return False
 
 
-def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> tuple[cst.Module, set[int], set[int]]:
+def apply_edits(
+    module: cst.Module, edits: Iterable[Edit], ancestors: Ancestors
+) -> tuple[cst.Module, set[int], set[int]]:
     """Apply `edits` to `module`: the new module, the ids of the edits applied, and the ids of
     the edits subsumed (their node is inside a statement another edit removes).
 
@@ -200,7 +219,7 @@ def apply_edits(module: cst.Module, edits: Iterable[Edit], ancestors) -> tuple[c
 class _Rewrites:
     """The rewrites taken so far, in order, indexed by their node and by each of its ancestors."""
 
-    def __init__(self, ancestors) -> None:
+    def __init__(self, ancestors: Ancestors) -> None:
         self.ancestors = ancestors
         self.taken: list[Edit] = []
         self.at: dict[int, list[int]] = {}  # id(node) -> indices of the rewrites of that node

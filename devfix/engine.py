@@ -17,19 +17,24 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
 from devfix import notebooks, parallel, suppressions
 from devfix.analysis import FileFacts, users
+from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.project import ProjectFacts
 from devfix.analysis.values import Value
 from devfix.config import Config
-from devfix.edits import InsertAfter, InsertBefore, Replace, apply_edits
+from devfix.edits import Edit, InsertAfter, InsertBefore, Replace, apply_edits
 from devfix.results import Diagnostic, FileResult, FixEdit
 from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
+from devfix.rules.dev001_device_declaration import DeviceDeclaration
+
+if TYPE_CHECKING:
+    from devfix.cache import Cache
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
 # expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
@@ -94,7 +99,7 @@ def process_project(
     configs: Sequence[Config] | None = None,
     progress: Callable[[], None] | None = None,
     jobs: int = 1,
-    cache=None,
+    cache: Cache | None = None,
 ) -> list[FileResult]:
     """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
 
@@ -213,7 +218,7 @@ def _process_programs(
     fix: bool,
     progress: Callable[[], None] = lambda: None,
     jobs: int = 1,
-    cache=None,
+    cache: Cache | None = None,
 ) -> list[FileResult]:
     """process_project over Python programs (a notebook already joined into one).
 
@@ -594,7 +599,7 @@ def _end(module: cst.Module, node: cst.CSTNode, line: int, column: int) -> tuple
     return line + len(lines) - 1, len(lines[-1]) + 1
 
 
-def _fix_edit(facts: FileFacts, module: cst.Module, edit: object) -> FixEdit:
+def _fix_edit(facts: FileFacts, module: cst.Module, edit: Edit) -> FixEdit:
     node = edit.node
     line, column = facts.position(node)
     end_line, end_column = _end(module, node, line, column)
@@ -634,8 +639,8 @@ def _unique(facts: FileFacts, findings: list[Finding]) -> list[Finding]:
 
 def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> list[Finding]:
     """DEV001's declaration for each device variable the fixes need, once per scope."""
-    requests = {}
-    users: dict = {}
+    requests: dict[int, DeclarationRequest] = {}
+    users: dict[int, list[str]] = {}
     for finding in findings:
         for request in finding.requests:
             requests.setdefault(id(request), request)
@@ -643,11 +648,13 @@ def _declarations(ctx: RuleContext, findings: Sequence[Finding]) -> list[Finding
     if not requests:
         return []
     _share_the_module_declaration(ctx, requests, users)
-    rule = BY_CODE["DEV001"]()
+    rule = DeviceDeclaration()
     return [rule.declare(ctx, request, users[key]) for key, request in requests.items()]
 
 
-def _share_the_module_declaration(ctx: RuleContext, requests: dict, users: dict) -> None:
+def _share_the_module_declaration(
+    ctx: RuleContext, requests: dict[int, DeclarationRequest], users: dict[int, list[str]]
+) -> None:
     """One device name per scope, reused (spec principle 6): a function defined after the
     module's own declaration reads that one (it has run before the function can be called)
     instead of declaring the same device again at its top."""

@@ -30,7 +30,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIXES = (".ipynb",)  # their code cells are one program (devfix.notebooks)
 
 
-def _load_gitignore(folder: Path) -> pathspec.PathSpec | None:
+def _load_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -39,7 +39,7 @@ def _load_gitignore(folder: Path) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
     for base, spec in specs:
         try:
             relative = path.relative_to(base).as_posix()
@@ -50,7 +50,7 @@ def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.Path
     return False
 
 
-def _parent_gitignores(folder: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+def _parent_gitignores(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
     """.gitignore files of the folders above `folder`, up to the repository root."""
     specs = []
     for parent in folder.resolve().parents:
@@ -109,7 +109,7 @@ def _named_file_excluded(path: Path, is_excluded: Callable[[Path, bool], bool]) 
 
 
 def _walk(
-    root: Path, excluded: pathspec.PathSpec | None, is_excluded: Callable[[Path, bool], bool] | None = None
+    root: Path, excluded: pathspec.GitIgnoreSpec | None, is_excluded: Callable[[Path, bool], bool] | None = None
 ) -> Iterator[Path]:
     inherited = _parent_gitignores(root.resolve())
     resolved_root = root.resolve()
@@ -154,7 +154,7 @@ def _skip_dir(name: str, path: Path) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or (path / "pyvenv.cfg").exists()
 
 
-def _excluded(path: Path, root: Path, excluded: pathspec.PathSpec | None, is_dir: bool) -> bool:
+def _excluded(path: Path, root: Path, excluded: pathspec.GitIgnoreSpec | None, is_dir: bool) -> bool:
     if excluded is None:
         return False
     relative = path.relative_to(root).as_posix()

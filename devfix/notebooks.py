@@ -29,10 +29,16 @@ import difflib
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from json.decoder import scanstring
+from typing import TYPE_CHECKING
 
 from devfix.analysis.tree import CELL_MARK
+
+if TYPE_CHECKING:  # json.decoder's is _json's (or its pure-Python twin): only _json's is in the stubs
+    from _json import scanstring
+else:
+    from json.decoder import scanstring
 
 SUFFIX = ".ipynb"
 _CELL_MARK = re.compile(re.escape(CELL_MARK) + r"(\d+)\]\n")
@@ -220,7 +226,7 @@ def _validate(text: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nbformat warns about missing cell ids and the like
         try:
-            notebook = nbformat.reader.reads(text)
+            notebook = nbformat.reader.reads(text)  # type: ignore[no-untyped-call]
         except NotJSONError:
             raise NotebookError(f"not a notebook: not valid JSON ({_json_error(text)})") from None
         except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for non-notebooks
@@ -241,14 +247,15 @@ def _validate(text: str) -> None:
             raise NotebookError(f"not a valid notebook: {_one_line(error)}") from None
 
 
-def _language(metadata) -> str | None:
+def _language(metadata: object) -> str | None:
     """The kernel's language, where the notebook says (Jupyter writes both places)."""
     if not isinstance(metadata, dict):
         return None
     for key, field_name in (("kernelspec", "language"), ("language_info", "name")):
         value = metadata.get(key)
-        if isinstance(value, dict) and isinstance(value.get(field_name), str):
-            return value[field_name].lower()
+        language = value.get(field_name) if isinstance(value, dict) else None
+        if isinstance(language, str):
+            return language.lower()
     return None
 
 
@@ -284,10 +291,12 @@ def _code_cells(text: str) -> list[Cell]:
 
 
 def _skip(text: str, at: int) -> int:
-    return _WHITESPACE.match(text, at).end()
+    found = _WHITESPACE.match(text, at)
+    assert found is not None  # the pattern matches the empty string
+    return found.end()
 
 
-def _members(text: str, at: int):
+def _members(text: str, at: int) -> Iterator[tuple[str, int, int]]:
     """(key, value start, value end) of the JSON object starting at `at`."""
     if text[at] != "{":
         raise ValueError("expected an object")
@@ -306,7 +315,7 @@ def _members(text: str, at: int):
         at = _skip(text, at + 1)  # the comma
 
 
-def _elements(text: str, at: int):
+def _elements(text: str, at: int) -> Iterator[tuple[int, int]]:
     """(start, end) of each value of the JSON array starting at `at`."""
     if text[at] != "[":
         raise ValueError("expected an array")

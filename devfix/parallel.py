@@ -21,10 +21,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
+from devfix.results import FileResult
+
+if TYPE_CHECKING:
+    from devfix.engine import GroupResult
 
 _PROJECT: ProjectFacts | None = None  # in a worker: the run's text scans
 
@@ -38,8 +43,13 @@ def default_jobs() -> int:
 
 
 def analyse_groups(
-    groups: Sequence[list[int]], reads, configs: Sequence[Config], fix: bool, project: ProjectFacts, jobs: int
-) -> Iterator[tuple[list[int], object]]:
+    groups: Sequence[list[int]],
+    reads: Sequence[FileResult],
+    configs: Sequence[Config],
+    fix: bool,
+    project: ProjectFacts,
+    jobs: int,
+) -> Iterator[tuple[list[int], GroupResult]]:
     """(group, engine.GroupResult) for each group, in the groups' order."""
     from devfix.engine import analyse_group
 
@@ -53,7 +63,7 @@ def analyse_groups(
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
         # the largest groups first, so that no worker is left with a big one at the end
-        futures = {}
+        futures: dict[int, Future[GroupResult]] = {}
         for position in sorted(range(len(groups)), key=lambda p: -sum(len(reads[i].old) for i in groups[p])):
             group = groups[position]
             futures[position] = pool.submit(
@@ -74,7 +84,7 @@ def _start(project: ProjectFacts) -> None:
     _PROJECT = project
 
 
-def _analyse(group: list[int], reads, configs: Sequence[Config], fix: bool):
+def _analyse(group: list[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool) -> GroupResult:
     """In a worker: the group, its files numbered 0..n-1 (the caller maps them back)."""
     from devfix.engine import analyse_group
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from devfix.analysis.linking import ModuleSummary
+    from devfix.analysis.linking import FunctionSummary, ModuleSummary
+    from devfix.analysis.users import Use
+    from devfix.analysis.values import Value
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,12 @@ class FileResult:
     error: str | None = None
     traceback: str | None = None
     summary: ModuleSummary | None = None  # what the file tells its importers (not shown)
-    linked_calls: list = field(default_factory=list)  # its calls of other project files' functions
-    uses: list = field(default_factory=list)  # its calls of top-level classes and functions of the project (users.py)
+    linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = field(
+        default_factory=list
+    )  # its calls of other project files' functions
+    uses: list[Use] = field(
+        default_factory=list
+    )  # its calls of top-level classes and functions of the project (users.py)
     undecided: list[tuple[int, int, str]] = field(
         default_factory=list
     )  # (line, column, code): places it could not judge

@@ -64,7 +64,7 @@ class Settings:
     cwd: Path = field(default_factory=lambda: Path.cwd().resolve())
     _by_folder: dict[Path, Config] = field(default_factory=dict)
     _loaded: dict[Path | None, Config] = field(default_factory=dict)
-    _specs: dict[tuple[str, ...], pathspec.PathSpec | None] = field(default_factory=dict)
+    _specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_selectors((*self.overrides.select, *self.overrides.extend_select, *self.overrides.ignore))
@@ -99,8 +99,10 @@ class Settings:
     def _load(self, source: Path | None) -> Config:
         key = source.resolve() if source is not None else None
         if key not in self._loaded:
-            config = load_config(source) if source is not None else Config(root=self.cwd)
-            if source is not None:
+            if source is None:
+                config = Config(root=self.cwd)
+            else:
+                config = load_config(source)
                 check_selectors(
                     (
                         *config.select,
@@ -110,7 +112,7 @@ class Settings:
                     ),
                     shown(source),
                 )
-                config = config.with_overrides(root=key.parent)
+                config = config.with_overrides(root=source.resolve().parent)
             self._loaded[key] = self.overrides.apply(config)
         return self._loaded[key]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 ALL = frozenset({"*"})
@@ -107,7 +107,7 @@ def audit(
     return notes
 
 
-def add_ignores(source: bytes, wanted: dict[int, Iterable[str]]) -> tuple[bytes, list[int]]:
+def add_ignores(source: bytes, wanted: Mapping[int, Iterable[str]]) -> tuple[bytes, list[int]]:
     """`source` with `# devfix: ignore[CODES]` at the end of each line of `wanted` (line ->
     codes), merged into a devfix comment already there; and the lines where no comment can
     go (the line ends inside a string or continues with a backslash), left as they were.
@@ -123,7 +123,7 @@ def add_ignores(source: bytes, wanted: dict[int, Iterable[str]]) -> tuple[bytes,
         return source, sorted(wanted)
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
     comments: dict[int, tokenize.TokenInfo] = {}
-    ends_in_token: set = set()  # lines a multi-line token (a string) runs through or ends on mid-line
+    ends_in_token: set[int] = set()  # lines a multi-line token (a string) runs through or ends on mid-line
     for token in tokens:
         if token.type == tokenize.COMMENT:
             comments[token.start[0]] = token

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 
-from devfix.engine import Diagnostic, FileResult
+from devfix.results import Diagnostic, FileResult
 
 STATUS_LABEL = {"fixed": "[fixed]", "fixable": "[*]", "unsafe-fix": "[unsafe-fix]", "no-fix": "[no-fix]"}
 
@@ -128,7 +128,7 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def by_hand(d) -> bool:
+def by_hand(d: Diagnostic) -> bool:
     """A finding a person has to fix: neither fixed nor waiting only for `--unsafe-fixes`."""
     return d.status not in ("fixed", "unsafe-fix")
 

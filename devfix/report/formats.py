@@ -15,10 +15,11 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TypedDict
 from xml.etree import ElementTree
 
 from devfix import __version__
-from devfix.engine import Diagnostic, FileResult, FixEdit
+from devfix.results import Diagnostic, FileResult, FixEdit
 from devfix.rules import ALL_RULES, BY_CODE
 
 FORMATS = ("text", "json", "github", "sarif", "gitlab", "junit")
@@ -206,7 +207,7 @@ def gitlab_report(results: Iterable[FileResult]) -> str:
     message and the count of equal ones before it, not the line, so an edit above a finding
     does not make GitLab see it as new)."""
     issues = []
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str, str]] = Counter()
     for result in results:
         problems = []
         if result.error:
@@ -279,11 +280,20 @@ def junit_report(results: Sequence[FileResult]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
-def statistics(results: Iterable[FileResult]) -> list[dict[str, object]]:
+class RuleCount(TypedDict):
+    """One rule's line of `--statistics` (JSON as it is)."""
+
+    code: str
+    name: str
+    count: int
+    statuses: dict[str, int]  # status -> findings
+
+
+def statistics(results: Iterable[FileResult]) -> list[RuleCount]:
     """`--statistics`: per rule found, most frequent first: its code, name, count and how the
     findings stand (`{"fixed": 3, "no-fix": 1}`)."""
-    counts: Counter = Counter()
-    statuses: dict[str, Counter] = {}
+    counts: Counter[str] = Counter()
+    statuses: dict[str, Counter[str]] = {}
     names: dict[str, str] = {}
     for result in results:
         if result.error:
@@ -302,6 +312,6 @@ def statistics_lines(results: Iterable[FileResult]) -> list[str]:
     """`--statistics` as text: `    3  DEV002  hard-coded-cuda   (2 fixable, 1 no-fix)`."""
     lines = []
     for row in statistics(results):
-        how = ", ".join(f"{n} {status}" for status, n in row["statuses"].items())  # type: ignore[union-attr]
+        how = ", ".join(f"{n} {status}" for status, n in row["statuses"].items())
         lines.append(f"{row['count']:>5}  {row['code']}  {row['name']:<28} ({how})")
     return lines

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from devfix.engine import Diagnostic, FileResult
 from devfix.report import unified_diff
+from devfix.results import Diagnostic, FileResult
 from devfix.rules import BY_CODE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")

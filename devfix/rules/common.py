@@ -6,7 +6,9 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
+from devfix.analysis import FileFacts
 from devfix.analysis.operations import string_of as string_value
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Origin
 
 ATOMS = (
@@ -19,6 +21,14 @@ ATOMS = (
     cst.Integer,
     cst.Float,
 )
+
+
+def expression(node: cst.CSTNode) -> cst.BaseExpression:
+    """`node`, which the analysis found where an expression goes (a constructor call, a value
+    moved), as one."""
+    if not isinstance(node, cst.BaseExpression):
+        raise TypeError(f"expected an expression, found {type(node).__name__}")
+    return node
 
 
 def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -87,7 +97,14 @@ def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Cal
     return call.with_changes(args=[*args, new_arg])
 
 
-def assigned_name(facts, node: cst.CSTNode) -> str | None:
+def grandparent(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The parent of `node`'s parent: a statement's function or class (through its block), a
+    target's assignment (through its `AssignTarget`)."""
+    parent = tree.parent(node)
+    return tree.parent(parent) if parent is not None else None
+
+
+def assigned_name(facts: FileFacts, node: cst.CSTNode) -> str | None:
     """The target a value is assigned to, through method chains and wrappers:
     `model = nn.DataParallel(Net()).to(device)` -> "model" for `Net()`."""
     tree = facts.tree
@@ -106,7 +123,7 @@ def assigned_name(facts, node: cst.CSTNode) -> str | None:
     return None
 
 
-def describe_built(facts, call: cst.CSTNode) -> str:
+def describe_built(facts: FileFacts, call: cst.CSTNode) -> str:
     """ "model 'net'", "loss 'criterion'", or the constructor's code."""
     value = facts.value(call)
     name = assigned_name(facts, call)
@@ -116,20 +133,20 @@ def describe_built(facts, call: cst.CSTNode) -> str:
     return f"`{facts.code(call, 40)}`"
 
 
-def _is_loss(facts, call: cst.CSTNode) -> bool:
+def _is_loss(facts: FileFacts, call: cst.CSTNode) -> bool:
     func = getattr(call, "func", None)
     callee = facts.value(func) if func is not None else None
-    return callee is not None and bool(callee.qual) and callee.qual.endswith("Loss")
+    return callee is not None and callee.qual is not None and callee.qual.endswith("Loss")
 
 
-def evidence_line(facts, evidence: Iterable[Origin]) -> str:
+def evidence_line(facts: FileFacts, evidence: Iterable[Origin]) -> str:
     """Where the other side was put on the device: "a tensor on the device (line 12: `x.to(device)`)"."""
-    evidence = [o for o in evidence if o.node is not None and facts.tree.order(o.node) >= 0]
-    if not evidence:
+    shown = [o for o in evidence if o.node is not None and facts.tree.order(o.node) >= 0]
+    if not shown:
         return "values on the device"
-    if all(o.kind == "module" for o in evidence):
+    if all(o.kind == "module" for o in shown):
         return "the module's own weights and inputs, on the module's device"
-    origin = min((o for o in evidence if o.kind != "module"), key=lambda o: facts.tree.order(o.node))
+    origin = min((o for o in shown if o.kind != "module"), key=lambda o: facts.tree.order(o.node))
     line = facts.tree.position(origin.node)[0]
     if origin.note == "dataparallel":
         return f"the output of DataParallel on cuda:0 (line {line})"

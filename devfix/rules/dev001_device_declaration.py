@@ -7,12 +7,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devfix.analysis.devices import DeclarationRequest
+from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Binding, dotted_name
-from devfix.analysis.values import Kind, Place
+from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import is_cuda_string, string_value
+from devfix.rules.common import is_cuda_string
 
 PLACING_KEYWORDS = ("device", "map_location")
 
@@ -189,7 +190,7 @@ model = nn.Linear(4, 2).to(device)
         return None
 
 
-def _hard_coded_device(value) -> bool:
+def _hard_coded_device(value: Value) -> bool:
     """`torch.device("cuda")` or a plain `"cuda:0"` string: CUDA whatever the machine."""
     if value.kind is Kind.DEVICE:
         return value.place is Place.DEVICE and value.flag == "hard"

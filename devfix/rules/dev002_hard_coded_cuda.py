@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from devfix.analysis import FileFacts
 from devfix.analysis import torch_api as api
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.values import Kind, Place
+from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import is_cuda_string, keyword, move_to, parenthesize, replace_arg_value
@@ -88,13 +89,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
     @staticmethod
     def _distributed(ctx: RuleContext) -> bool:
-        return any(
-            (
-                ctx.facts.value(call.func) is not None
-                and (ctx.facts.value(call.func).qual or "").endswith("init_process_group")
-            )
-            for call in ctx.facts.data.calls
-        )
+        for call in ctx.facts.data.calls:
+            callee = ctx.facts.value(call.func)
+            if callee is not None and (callee.qual or "").endswith("init_process_group"):
+                return True
+        return False
 
     # -- calls -------------------------------------------------------------------------------------
     def _check_call(self, ctx: RuleContext, call: cst.Call) -> Finding | None:
@@ -138,12 +137,12 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                         ctx,
                         call,
                         f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
-                        lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
+                        _with_device_in(ctx, call, arg),
                     )
                 break
         for name in ("device", "map_location"):
-            arg = keyword(call, name)
-            if arg is None or not self._is_cuda_device(ctx, arg.value):
+            given = keyword(call, name)
+            if given is None or not self._is_cuda_device(ctx, given.value):
                 continue
             if name == "map_location" and qual not in api.LOADS:
                 continue
@@ -156,12 +155,12 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             return self._fix(
                 ctx,
                 call,
-                f"`{name}={facts.code(arg.value)}` hard-codes CUDA",
-                lambda device, arg=arg: replace_arg_value(call, arg, ctx.expression(device)),
+                f"`{name}={facts.code(given.value)}` hard-codes CUDA",
+                _with_device_in(ctx, call, given),
             )
         return None
 
-    def _fix(self, ctx: RuleContext, call: cst.Call, message: str, build) -> Finding:
+    def _fix(self, ctx: RuleContext, call: cst.Call, message: str, build: Callable[[str], cst.CSTNode]) -> Finding:
         device = ctx.facts.devices.at(call, self.code)
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
@@ -184,7 +183,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
     @staticmethod
     def _inside_cuda_method(ctx: RuleContext, call: cst.Call) -> bool:
         function = ctx.facts.tree.enclosing(call, cst.FunctionDef)
-        return function is not None and function.name.value == "cuda"
+        return isinstance(function, cst.FunctionDef) and function.name.value == "cuda"
 
     def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str, copy: bool = False) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
@@ -242,8 +241,10 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         for attribute in _cuda_type_references(facts):
             if not self._runs_without_gpu(ctx, attribute):
                 continue
-            qual = facts.value(attribute).qual  # type: ignore[union-attr]
-            cpu_type = qual.replace("torch.cuda.", f"{torch}.")
+            value = facts.value(attribute)
+            if value is None or value.qual is None:
+                continue  # never: a reference of a known CUDA tensor type
+            cpu_type = value.qual.replace("torch.cuda.", f"{torch}.")
             conditional = ctx.expression(f"({facts.code(attribute)} if {torch}.cuda.is_available() else {cpu_type})")
             parent = facts.tree.parent(attribute)
             if not (isinstance(parent, cst.Call) and parent.func is attribute):
@@ -252,6 +253,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
+
+
+def _with_device_in(ctx: RuleContext, call: cst.Call, arg: cst.Arg) -> Callable[[str], cst.CSTNode]:
+    """The fix's builder: `call` with a device expression as the value of `arg`."""
+    return lambda device: replace_arg_value(call, arg, ctx.expression(device))
 
 
 COPY_HINT = (
@@ -276,7 +282,10 @@ def _changed_in_place(ctx: RuleContext, receiver: cst.BaseExpression) -> bool:
         facts.tree.enclosing(receiver, cst.ClassDef if name.startswith("self.") else cst.FunctionDef)
         or facts.tree.module
     )
-    inside = lambda node: owner is facts.tree.module or facts.tree.is_inside(node, owner)  # noqa: E731
+
+    def inside(node: cst.CSTNode) -> bool:
+        return owner is facts.tree.module or facts.tree.is_inside(node, owner)
+
     for call in facts.data.calls:
         func = call.func
         if (
@@ -298,18 +307,18 @@ def _changed_in_place(ctx: RuleContext, receiver: cst.BaseExpression) -> bool:
     return False
 
 
-def _cuda_type_references(facts):
+def _cuda_type_references(facts: FileFacts) -> Iterator[cst.Attribute]:
     """`torch.cuda.FloatTensor`-like references the flow evaluated: called, passed, assigned
     (also as one side of a conditional), in the order of the file."""
-    candidates = []
+    candidates: list[cst.BaseExpression] = []
     for call in facts.data.calls:
         if isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass"):
             continue  # a type test works without a GPU: it is simply false there
         candidates.extend([call.func, *[arg.value for arg in call.args]])
     for assign in facts.data.assigns:
-        value = assign.value
-        candidates.extend([value.body, value.orelse] if isinstance(value, cst.IfExp) else [value])
-    seen = set()
+        assigned = assign.value
+        candidates.extend([assigned.body, assigned.orelse] if isinstance(assigned, cst.IfExp) else [assigned])
+    seen: set[int] = set()
     for node in sorted(candidates, key=facts.tree.order):
         if id(node) in seen or not isinstance(node, cst.Attribute):
             continue
@@ -343,7 +352,7 @@ def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
     return False
 
 
-def _project_device_parameter(ctx: RuleContext, callee, name: str) -> bool:
+def _project_device_parameter(ctx: RuleContext, callee: Value | None, name: str) -> bool:
     """`utils.interp_sheet(G, ..., device='cuda')`: a function of the run that makes or moves
     tensors with its parameter `name`, so the string passed there is where they go."""
     ref = callee.ref if callee is not None else None

@@ -6,12 +6,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devfix.analysis import FileFacts
 from devfix.analysis.plan import Move
 from devfix.analysis.program import OptimizerInfo
-from devfix.analysis.values import Place
+from devfix.analysis.tree import Tree
+from devfix.analysis.values import Place, Value
 from devfix.edits import Remove, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import describe_built, evidence_line, move_to
+from devfix.rules.common import describe_built, evidence_line, expression, grandparent, move_to
 
 NO_DEVICE_HINT = "move it to the device its inputs are on, where it is built: `.to(device)`"
 
@@ -91,18 +93,18 @@ for x, y in loader:
             return self.finding(
                 call,
                 f"{message}; moved to `{relative}` where it is built",
-                [Replace(call, move_to(call, ctx.expression(relative)))],
+                [Replace(call, move_to(expression(call), ctx.expression(relative)))],
             )
         device = facts.devices.at(call, self.code, move.evidence)
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
-        new = move_to(call, ctx.expression(device.code))
+        new = move_to(expression(call), ctx.expression(device.code))
         return self.finding(
             call, f"{message}; moved to `{device.code}` where it is built", [Replace(call, new)], device=device
         )
 
     # -- moved, but after an optimizer was built ---------------------------------------------------
-    def _moved_after_optimizer(self, ctx: RuleContext, optimizer: OptimizerInfo, moved: set) -> Finding | None:
+    def _moved_after_optimizer(self, ctx: RuleContext, optimizer: OptimizerInfo, moved: set[int]) -> Finding | None:
         facts = ctx.facts
         tree = facts.tree
         module = optimizer.module
@@ -142,7 +144,12 @@ for x, y in loader:
             and not any(tree.order(optimizer.call) < tree.order(load) < tree.order(call) for load in loads)
         ):
             return None  # the state was loaded somewhere else than between the optimizer and the move
-        if not across and _called_between(tree, call.func.value, build_statement, statement):  # type: ignore[union-attr]
+        func = call.func  # `model.to(device)`: `_alone` said so
+        if (
+            not across
+            and isinstance(func, cst.Attribute)
+            and _called_between(tree, func.value, build_statement, statement)
+        ):
             # trained or run on the CPU before the move (a notebook that moves it later on
             # purpose): moving it where it is built would change what those calls meet
             return self.finding(
@@ -152,7 +159,8 @@ for x, y in loader:
                 "used on the CPU; its optimizer state stays on the CPU",
                 hint="move the model to the device where it is built, and its inputs with it",
             )
-        evidence = list(facts.value(call).origins) if facts.value(call) is not None else []
+        moved_value = facts.value(call)
+        evidence = list(moved_value.origins) if moved_value is not None else []
         device = facts.devices.at(build, self.code, evidence)
         if across and device is not None and not _set_before(tree, device.code, build_statement):
             device = None  # `self.device` is set after the model is built in `__init__`
@@ -170,7 +178,7 @@ for x, y in loader:
             return self.finding(
                 call, message, hint="move the model to the device where it is built, before the optimizer"
             )
-        new = move_to(build, ctx.expression(device.code))
+        new = move_to(expression(build), ctx.expression(device.code))
         if across:
             # the other method's move stays: it runs again after anything that took the model
             # back to the CPU (a `save` that calls `self.model.cpu()`), and is a no-op otherwise
@@ -206,19 +214,21 @@ def _plain_reference(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) or (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name))
 
 
-def _called_between(tree, callee: cst.BaseExpression, first: cst.CSTNode, last: cst.CSTNode) -> bool:
+def _called_between(tree: Tree, callee: cst.BaseExpression, first: cst.CSTNode, last: cst.CSTNode) -> bool:
     """`callee(...)` is called after statement `first` and before statement `last`."""
     start, end = tree.order(first), tree.order(last)
     return any(c.func.deep_equals(callee) and start < tree.order(c) < end for c in tree.data.calls)
 
 
-def _moved_in_a_later_method(facts, module, build: cst.BaseStatement, move: cst.BaseStatement) -> bool:
+def _moved_in_a_later_method(
+    facts: FileFacts, module: Value, build: cst.BaseStatement, move: cst.BaseStatement
+) -> bool:
     """`self.model = Net()` and its optimizer in `__init__`, `self.model.to(self.device)` in
     another method of the same class (`fit`), each a statement of its method's own body, and
     the model never called anywhere while it is still on the CPU: `__init__` runs before any
     other method, so building it on the device changes nothing but the optimizer's state."""
     tree = facts.tree
-    init, method = tree.parent(tree.parent(build)), tree.parent(tree.parent(move))
+    init, method = grandparent(tree, build), grandparent(tree, move)
     if not (isinstance(init, cst.FunctionDef) and isinstance(method, cst.FunctionDef)):
         return False
     if init.name.value != "__init__" or method is init or _at_construction(facts, move):
@@ -238,18 +248,18 @@ def _moved_in_a_later_method(facts, module, build: cst.BaseStatement, move: cst.
     return True
 
 
-def _at_construction(facts, node: cst.CSTNode) -> bool:
+def _at_construction(facts: FileFacts, node: cst.CSTNode) -> bool:
     """`node` runs while an instance is built: in `__init__`, or in a method only `__init__` calls."""
     function = facts.tree.enclosing(node, cst.FunctionDef)
     info = facts.program.functions.get(id(function)) if function is not None else None
     return info is not None and info.klass is not None and facts.program.construction_time(info)
 
 
-def _set_before(tree, device: str, build: cst.BaseStatement) -> bool:
+def _set_before(tree: Tree, device: str, build: cst.BaseStatement) -> bool:
     """A device expression usable where the model is built in `__init__`: not an attribute of
     `self`, or one assigned by a statement of `__init__`'s body before the build."""
     parts = device.split(".")
-    init = tree.parent(tree.parent(build))
+    init = grandparent(tree, build)
     params = init.params.params if isinstance(init, cst.FunctionDef) else ()
     if len(parts) < 2 or not params or parts[0] != params[0].name.value:
         return True  # `device`, a parameter or a global: visible in `__init__` (devices.at said so)

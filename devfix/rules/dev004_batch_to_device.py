@@ -129,7 +129,7 @@ for epoch in range(epochs):
             else (binder.targets[0].target if isinstance(binder, cst.Assign) else None)
         )
         order: list[str] = []
-        stack = [target] if target is not None else []
+        stack: list[cst.BaseExpression] = [target] if target is not None else []
         while stack:
             current = stack.pop(0)
             if isinstance(current, cst.Name):

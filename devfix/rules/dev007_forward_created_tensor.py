@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+from libcst.helpers import ensure_type
 
 from devfix.analysis.plan import Move
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword, move_to
+from devfix.rules.common import add_keyword, expression, move_to
 
 NO_DEVICE_HINT = "pass `device=` of an input tensor, or register the tensor as a buffer in `__init__`"
 
@@ -78,7 +79,7 @@ def forward(self, x):
         klass = facts.tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
         where = (
             f"`{klass.name.value}.{method.name.value}`"
-            if klass is not None and method is not None
+            if klass is not None and isinstance(method, cst.FunctionDef)
             else "a module's method"
         )
         made = f"`{facts.code(call.func)}(...)`" if isinstance(call, cst.Call) else f"`{facts.code(call, 40)}`"
@@ -92,7 +93,7 @@ def forward(self, x):
             return self.finding(
                 call,
                 f"{message}; moved to `{device}` where it is made",
-                [Replace(call, move_to(call, ctx.expression(device)))],
+                [Replace(call, move_to(expression(call), ctx.expression(device)))],
             )
-        new = add_keyword(call, "device", ctx.expression(device))
+        new = add_keyword(ensure_type(call, cst.Call), "device", ctx.expression(device))
         return self.finding(call, f"{message}; made on `{device}`", [Replace(call, new)])

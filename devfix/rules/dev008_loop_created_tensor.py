@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+from libcst.helpers import ensure_type
 
+from devfix.analysis import FileFacts
 from devfix.analysis.plan import Move
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import add_keyword, assigned_name, evidence_line, move_to
+from devfix.rules.common import add_keyword, assigned_name, evidence_line, expression, move_to
 
 NO_DEVICE_HINT = "create it with `device=` the device of the tensors it meets"
 
@@ -71,7 +73,7 @@ for real, _ in loader:
         facts = ctx.facts
         call = move.origin.node
         name = assigned_name(facts, call)
-        what = f"'{name}'" if name else f"`{facts.code(call.func)}(...)`"
+        what = f"'{name}'" if name else f"`{facts.code(ensure_type(call, cst.Call).func)}(...)`"
         where = (
             "inside a loop"
             if move.origin.loop is not None
@@ -84,17 +86,17 @@ for real, _ in loader:
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         if move.origin.kind == "host":
-            new = move_to(call, ctx.expression(device.code))
+            new = move_to(expression(call), ctx.expression(device.code))
             return self.finding(
                 call, f"{message}; moved to `{device.code}` where it is made", [Replace(call, new)], device=device
             )
-        new = add_keyword(call, "device", ctx.expression(device.code))
+        new = add_keyword(ensure_type(call, cst.Call), "device", ctx.expression(device.code))
         return self.finding(
             call, f"{message}; created with `device={device.code}`", [Replace(call, new)], device=device
         )
 
 
-def _meets_in_a_later_loop(facts, move: Move) -> bool:
+def _meets_in_a_later_loop(facts: FileFacts, move: Move) -> bool:
     """An accumulator (`preds = torch.tensor([])`) made before the loop that joins device
     outputs to it."""
     tree = facts.tree

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.values import Kind, Meeting, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import method_call
+from devfix.rules.common import expression, method_call
 
 
 class HostConversion(Rule):
@@ -98,7 +98,8 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
                 f"{message}, and the NumPy result is combined with what may be a tensor",
                 hint="keep the tensor (drop `.numpy()`) or convert both operands",
             )
-        base = receiver.func.value if _is_detach(receiver) else receiver  # type: ignore[union-attr]
+        detached = _detached(receiver)
+        base = detached if detached is not None else receiver
         new = method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
         message += "; copy it to the host with `.detach().cpu()` first"
         return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
@@ -110,11 +111,11 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         names = ", ".join(f"`{_code(ctx, node)}`" for node, _ in on_device)
         verb = "is" if len(on_device) == 1 else "are"
         message = f"{names} {verb} on the device and passed to `{meeting.detail}`, which needs host (NumPy) data"
-        if not all(isinstance(node, cst.Name) for node, _ in on_device):
+        plain = [node for node, _ in on_device if isinstance(node, cst.Name)]
+        if len(plain) != len(on_device):
             return self.finding(meeting.node, message, hint="convert with `.detach().cpu().numpy()` first")
         edits: list[Replace] = [
-            Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy"))
-            for node, _ in on_device  # type: ignore[arg-type]
+            Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy")) for node in plain
         ]
         return self.finding(meeting.node, f"{message}; converted with `.detach().cpu().numpy()`", edits)
 
@@ -123,7 +124,9 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         if value.place is not Place.DEVICE:
             return None
         message = f"`{_code(ctx, node)}` is on the device, but `pack_padded_sequence` needs its lengths on the CPU"
-        return self.finding(node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(node, "cpu"))])  # type: ignore[arg-type]
+        return self.finding(
+            node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(expression(node), "cpu"))]
+        )
 
 
 def _meets_a_tensor(ctx: RuleContext, call: cst.Call) -> bool:
@@ -142,12 +145,19 @@ def _on_device(value: Value) -> bool:
 
 
 def _is_detach(node: cst.CSTNode) -> bool:
-    return (
+    return _detached(node) is not None
+
+
+def _detached(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """`x` of `x.detach()`; None for anything else."""
+    if (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == "detach"
         and not node.args
-    )
+    ):
+        return node.func.value
+    return None
 
 
 def _code(ctx: RuleContext, node: cst.CSTNode) -> str:

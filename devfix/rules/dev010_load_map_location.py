@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devfix.analysis import FileFacts
 from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.tree import Tree
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, keyword
@@ -85,17 +87,17 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         return self.finding(call, f"{message}; load with `map_location={code}`", [Replace(call, new)], device=choice)
 
 
-def _in_a_test(facts, call: cst.Call) -> bool:
+def _in_a_test(facts: FileFacts, call: cst.Call) -> bool:
     """A test function (`test_*`, `_test_*`) loads the checkpoint it wrote itself, on the same machine."""
     function = facts.tree.enclosing(call, cst.FunctionDef)
-    while function is not None:
+    while isinstance(function, cst.FunctionDef):
         if function.name.value.lstrip("_").startswith("test"):
             return True
         function = facts.tree.enclosing(function, cst.FunctionDef)
     return False
 
 
-def _saved_here_before(facts, call: cst.Call) -> bool:
+def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
     """`torch.save(obj, "model.pth")` earlier in the same scope, to the same path expression."""
     tree = facts.tree
     paths = _path_shapes(tree, call.args[0].value)
@@ -108,7 +110,7 @@ def _saved_here_before(facts, call: cst.Call) -> bool:
     return False
 
 
-def _saved_on_cpu(facts, call: cst.Call) -> bool:
+def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     """Every `torch.save` of the file to the loaded path saves `net.cpu().state_dict()` or
     `x.cpu()`: the checkpoint holds CPU tensors, which load on any machine."""
     tree = facts.tree
@@ -128,7 +130,7 @@ def _moved_to_cpu(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu"
 
 
-def _path_shapes(tree, node: cst.BaseExpression) -> set:
+def _path_shapes(tree: Tree, node: cst.BaseExpression) -> set[str]:
     """The path's shape, and for a name assigned once (`best_path = os.path.join(d, "best.pt")`)
     the shape of what it was assigned."""
     shapes = {_path_shape(tree, node)}
@@ -161,24 +163,28 @@ class _Blanks(cst.CSTTransformer):
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         return updated.with_changes(value=cst.Name("_")) if isinstance(updated.value, cst.Name) else updated
 
-    def leave_FormattedStringExpression(self, original, updated):
+    def leave_FormattedStringExpression(
+        self, original: cst.FormattedStringExpression, updated: cst.FormattedStringExpression
+    ) -> cst.FormattedStringExpression:
         return updated.with_changes(expression=cst.Name("_")) if isinstance(updated.expression, cst.Name) else updated
 
 
-def _path_shape(tree, node: cst.BaseExpression) -> str:
+def _path_shape(tree: Tree, node: cst.BaseExpression) -> str:
     """A checkpoint path with the names it is formatted from blanked: `'{}.pkl'.format(epoch)`
     saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files."""
-    return tree.code(node.visit(_Blanks()))
+    blanked = node.visit(_Blanks())
+    assert isinstance(blanked, cst.BaseExpression)  # only arguments and f-string parts change
+    return tree.code(blanked)
 
 
-def _target_name(facts, call: cst.Call) -> str | None:
+def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
     parent = facts.tree.parent(call)
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
         return parent.targets[0].target.value
     return None
 
 
-def _feeds_load_state_dict(facts, call: cst.Call) -> bool:
+def _feeds_load_state_dict(facts: FileFacts, call: cst.Call) -> bool:
     """`m.load_state_dict(torch.load(f))`, or `ckpt = torch.load(f)` then `m.load_state_dict(ckpt[...])`."""
     tree = facts.tree
     parent = tree.parent(call)
@@ -209,7 +215,7 @@ def _feeds_load_state_dict(facts, call: cst.Call) -> bool:
     return uses > 0
 
 
-def _moved_after(facts, call: cst.Call) -> bool:
+def _moved_after(facts: FileFacts, call: cst.Call) -> bool:
     """`model = torch.load(f)` later moved by the program itself (`model.cuda()` if `--cuda`):
     loading on the CPU leaves the placement to that move."""
     name = _target_name(facts, call)

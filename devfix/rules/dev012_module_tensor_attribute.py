@@ -10,6 +10,7 @@ from devfix.analysis.plan import Move
 from devfix.analysis.scopes import dotted_name
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
+from devfix.rules.common import grandparent
 
 HINT = "register it in `__init__` with `self.register_buffer(name, tensor, persistent=False)`"
 
@@ -60,7 +61,7 @@ class CausalSelfAttention(nn.Module):
         facts = ctx.facts
         tree = facts.tree
         target = move.origin.node
-        assign = tree.parent(tree.parent(target))
+        assign = grandparent(tree, target)
         method = tree.enclosing(target, cst.FunctionDef)
         klass = tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
         owner = klass.name.value if klass is not None else "the module"
@@ -69,9 +70,9 @@ class CausalSelfAttention(nn.Module):
         message = f"`{self_name}.{attr}` is a plain tensor attribute of `{owner}`: `.to(device)` leaves it on the CPU, where it meets the module's activations"
         if not move.fixable:
             return self.finding(target, f"{message}; not fixed: {move.reason}", hint=HINT)
-        if not self._replaceable(ctx, assign, method):
+        if not isinstance(assign, cst.Assign) or not self._replaceable(ctx, assign, method):
             return self.finding(target, message, hint=HINT)
-        value = assign.value  # type: ignore[union-attr]
+        value = assign.value
         call = ctx.expression(
             f"{self_name}.register_buffer({facts.quote(attr)}, {facts.code(value)}, persistent=False)"
         )
@@ -80,11 +81,11 @@ class CausalSelfAttention(nn.Module):
         )
 
     @staticmethod
-    def _replaceable(ctx: RuleContext, assign, method) -> bool:
+    def _replaceable(ctx: RuleContext, assign: cst.Assign, method: cst.CSTNode | None) -> bool:
         """`self.x = <tensor>` alone on its line, after `super().__init__()` (register_buffer
         needs Module.__init__ to have run)."""
         tree = ctx.facts.tree
-        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or method is None:
+        if len(assign.targets) != 1 or method is None:
             return False
         line = tree.parent(assign)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from devfix.analysis.program import ClassInfo
+from devfix.analysis.classes import ClassInfo
 from devfix.analysis.values import Kind
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
+from devfix.rules.common import grandparent
 
 UNSAFE_NOTE = "unsafe fix: it changes what the optimizer trains and what state_dict() holds"
 # What a ModuleList / ModuleDict supports of the list / dict API (a use of anything else: no fix).
@@ -71,7 +72,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
         self, ctx: RuleContext, klass: ClassInfo, attr: str, target: cst.CSTNode, count: int
     ) -> Finding | None:
         tree = ctx.facts.tree
-        assign = tree.parent(tree.parent(target))
+        assign = grandparent(tree, target)
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             return None
         kind = self._container_kind(ctx, klass, attr, assign.value)
@@ -95,11 +96,14 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
         value = ctx.facts.value(expr)
         return isinstance(expr, cst.Call) and value is not None and value.kind is Kind.MODULE
 
-    def _holds_weights(self, ctx: RuleContext, exprs) -> bool:
-        return any(not ctx.facts.value(e).neutral for e in exprs if ctx.facts.value(e) is not None)
+    def _holds_weights(self, ctx: RuleContext, exprs: Sequence[cst.BaseExpression]) -> bool:
+        values = [ctx.facts.value(e) for e in exprs]
+        return any(not value.neutral for value in values if value is not None)
 
     def _container_kind(self, ctx: RuleContext, klass: ClassInfo, attr: str, value: cst.BaseExpression) -> str | None:
-        is_module = lambda expr: self._is_module(ctx, expr)  # noqa: E731
+        def is_module(expr: cst.BaseExpression) -> bool:
+            return self._is_module(ctx, expr)
+
         if isinstance(value, cst.ListComp) and is_module(value.elt) and self._holds_weights(ctx, [value.elt]):
             return "list"
         if isinstance(value, cst.List):
@@ -109,14 +113,14 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
             if not elements and self._appended_modules(ctx, klass, attr):
                 return "list"
         if isinstance(value, cst.Dict):
-            elements = list(value.elements)
-            if elements and all(
+            items = list(value.elements)
+            if items and all(
                 isinstance(e, cst.DictElement)
                 and isinstance(e.key, (cst.SimpleString, cst.FormattedString))
                 and is_module(e.value)
-                for e in elements
+                for e in items
             ):
-                if self._holds_weights(ctx, [e.value for e in elements]):
+                if self._holds_weights(ctx, [e.value for e in items if isinstance(e, cst.DictElement)]):
                     return "dict"
         if isinstance(value, cst.DictComp) and isinstance(value.key, cst.FormattedString) and is_module(value.value):
             return "dict" if self._holds_weights(ctx, [value.value]) else None
@@ -130,7 +134,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
             if node.attr.value != attr or not tree.is_inside(node, klass.node):
                 continue
             method = tree.enclosing(node, cst.FunctionDef)
-            if method is None or tree.class_of_method(method) is not klass.node:
+            if not isinstance(method, cst.FunctionDef) or tree.class_of_method(method) is not klass.node:
                 continue
             params = method.params.params
             if params and isinstance(node.value, cst.Name) and node.value.value == params[0].name.value:
