@@ -4,6 +4,7 @@ level, a module that imports it back, directly or through others."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "devfix"
@@ -44,3 +45,22 @@ def test_the_analysis_modules_import_one_way():
         if not state.get(name):
             visit(name, [name])
     assert cycles == []
+
+
+def _documented_layers() -> list[str]:
+    """The analysis modules as docs/architecture.md lists them, top to bottom."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = next(part for part in text.split("```")[1::2] if part.lstrip("\n").startswith(" facade"))
+    return [f"devfix.analysis.{name}" for name in re.findall(r"^ +(?:[a-z]+ +)?(\w+)\.py ", block, flags=re.MULTILINE)]
+
+
+def test_the_documented_layers_match_the_imports():
+    """Each module of the architecture's list imports (at its top level) only modules listed below it."""
+    listed = _documented_layers()
+    graph = {name: deps for name, deps in _graph().items() if name.startswith("devfix.analysis.")}
+    assert sorted(listed) == sorted(graph), "docs/architecture.md lists every analysis module once"
+    upward = {
+        name: sorted(dep for dep in graph[name] if dep in graph and listed.index(dep) < listed.index(name))
+        for name in listed
+    }
+    assert {name: deps for name, deps in upward.items() if deps} == {}

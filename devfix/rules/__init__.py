@@ -1,48 +1,73 @@
-"""The rule registry. One module per rule; rules are independent of the order they run in
-(they read one analysis and return edits as data), so this list only fixes the order of the
-rule table and of findings at the same position."""
+"""The rule registry, found rather than listed: every module of this package named
+`devNNN_<name>.py` defines one `Rule` subclass whose code is `DEVNNN`. Adding a rule is adding
+its module (`python scripts/new_rule.py DEV016 my-rule "summary"` writes one).
+
+Two orders, both explicit:
+
+- the *table order* (`ALL_RULES`): by code. `devfix rules`, `devfix explain --all`,
+  docs/rules.md, the README's table and SARIF's rule list follow it;
+- the *run order* (`enabled_rules`, `run_order`): by `Rule.priority`, then by code. Rules are
+  independent of the order they run in (they read one analysis and return edits as data),
+  except that when two fixes rewrite the same code the fix of the rule that ran first wins
+  (`devfix.edits.apply_edits`), and a DEV001 declaration is reported at the first finding, in
+  run order, that needs it. Every rule has the default priority today, so the run order is
+  the code order (no fixture's fixed output depends on it; seven fixtures' DEV001 positions do).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Iterable, Sequence
 
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.dev001_device_declaration import DeviceDeclaration
-from devfix.rules.dev002_hard_coded_cuda import HardCodedCuda
-from devfix.rules.dev003_model_placement import ModelPlacement
-from devfix.rules.dev004_batch_to_device import BatchToDevice
-from devfix.rules.dev005_loader_pin_memory import LoaderPinMemory
-from devfix.rules.dev006_dataset_off_cpu_path import DatasetOffCpuPath
-from devfix.rules.dev007_forward_created_tensor import ForwardCreatedTensor
-from devfix.rules.dev008_loop_created_tensor import LoopCreatedTensor
-from devfix.rules.dev009_host_conversion import HostConversion
-from devfix.rules.dev010_load_map_location import LoadMapLocation
-from devfix.rules.dev011_discarded_to import DiscardedTo
-from devfix.rules.dev012_module_tensor_attribute import ModuleTensorAttribute
-from devfix.rules.dev013_plain_list_of_modules import PlainListOfModules
-from devfix.rules.dev014_loader_not_pinned import LoaderNotPinned
-from devfix.rules.dev015_legacy_cuda_idiom import LegacyCudaIdiom
 
-ALL_RULES: list[type[Rule]] = [
-    DeviceDeclaration,
-    HardCodedCuda,
-    ModelPlacement,
-    BatchToDevice,
-    LoaderPinMemory,
-    DatasetOffCpuPath,
-    ForwardCreatedTensor,
-    LoopCreatedTensor,
-    HostConversion,
-    LoadMapLocation,
-    DiscardedTo,
-    ModuleTensorAttribute,
-    PlainListOfModules,
-    LoaderNotPinned,
-    LegacyCudaIdiom,
-]
+RULE_MODULE = re.compile(r"^dev(\d{3})_[a-z0-9_]+$")
+
+
+class RegistryError(Exception):
+    """A rule module that breaks the registry's conventions (a bug in devfix, not in user code)."""
+
+
+def discover(package: str = __name__) -> list[type[Rule]]:
+    """The rules of the `devNNN_*.py` modules of `package`, in code order. Each module must
+    define exactly one `Rule` subclass, whose code matches the module's number."""
+    found: dict[str, type[Rule]] = {}
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        match = RULE_MODULE.match(info.name)
+        if match is None:
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        defined = [
+            value
+            for _, value in inspect.getmembers(module, inspect.isclass)
+            if issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__
+        ]
+        if len(defined) != 1:
+            raise RegistryError(f"{module.__name__} defines {len(defined)} Rule subclasses; a rule module defines one")
+        rule = defined[0]
+        if rule.code != f"DEV{match.group(1)}":
+            raise RegistryError(f"{module.__name__} defines {rule.code}; its file name says DEV{match.group(1)}")
+        if rule.code in found:
+            raise RegistryError(f"{rule.code} is defined by {found[rule.code].__module__} and {module.__name__}")
+        found[rule.code] = rule
+    return [found[code] for code in sorted(found)]
+
+
+def run_order(rules: Iterable[type[Rule]]) -> list[type[Rule]]:
+    """`rules` in the order they run: by priority (lower first), then by code. When two fixes
+    rewrite the same code, the one of the rule that ran first wins."""
+    return sorted(rules, key=lambda rule: (rule.priority, rule.code))
+
+
+ALL_RULES: list[type[Rule]] = discover()
 
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+if len(BY_NAME) != len(ALL_RULES):
+    raise RegistryError("two rules share a name")
 
 
 def lookup(selector: str) -> list[type[Rule]]:
@@ -61,14 +86,40 @@ def lookup(selector: str) -> list[type[Rule]]:
 def enabled_rules(
     select: Sequence[str] = (), extend_select: Sequence[str] = (), ignore: Sequence[str] = ()
 ) -> list[type[Rule]]:
-    """The rules to run, in code order."""
+    """The rules to run, in run order (`run_order`)."""
     if select:
         chosen = {rule for selector in select for rule in lookup(selector)}
     else:
         chosen = {rule for rule in ALL_RULES if rule.enabled_by_default}
     chosen |= {rule for selector in extend_select for rule in lookup(selector)}
     chosen -= {rule for selector in ignore for rule in lookup(selector)}
-    return [rule for rule in ALL_RULES if rule in chosen]
+    return run_order(chosen)
 
 
-__all__ = ["ALL_RULES", "BY_CODE", "Example", "Finding", "Rule", "RuleContext", "enabled_rules", "lookup"]
+def rule_table() -> str:
+    """The README's table of rules (between its `rules-table` markers), from the rule classes."""
+    lines = ["| Code | Name | Fix | What it does |", "| --- | --- | --- | --- |"]
+    for rule in ALL_RULES:
+        fix = rule.safety + ("" if rule.enabled_by_default else ", opt-in")
+        does = rule.fix_summary or rule.summary
+        if not rule.enabled_by_default:
+            does = does.removesuffix(".") + f" (`--extend-select {rule.code}`)."
+        lines.append(f"| {rule.code} | {rule.name} | {fix} | {does} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "ALL_RULES",
+    "BY_CODE",
+    "BY_NAME",
+    "Example",
+    "Finding",
+    "RegistryError",
+    "Rule",
+    "RuleContext",
+    "discover",
+    "enabled_rules",
+    "lookup",
+    "rule_table",
+    "run_order",
+]

@@ -4,6 +4,10 @@ A rule is a class with a code, a kebab-case name, a one-line summary, a fix safe
 ruff-style documentation ("why", an example, what to use instead). It carries its own
 examples in the Fixit manner — `invalid` (code it must fix, with the expected result) and
 `valid` (code it must leave alone) — which `devfix explain` prints and the test suite runs.
+Everything else that is said about a rule is read from its class too: the README's table
+(`fix_summary`), `devfix verify`'s hint (`verify_hint`), and which fix wins when two rules
+rewrite the same code (`priority`). A module `devfix/rules/devNNN_*.py` holding the class is
+all the registry needs (`devfix.rules.discover`).
 `check` reads the shared `FileFacts` and yields findings; fixes are edits (data), never
 transformations done by the rule itself. A fix that needs a device variable that does not
 exist yet carries the declaration it needs (`requests`); the engine inserts each one once.
@@ -26,10 +30,15 @@ from devfix.edits import Edit
 
 @dataclass(frozen=True)
 class Example:
-    """`before` must be reported; when `after` is given, the fix must produce it."""
+    """`before` must be reported; when `after` is given, the fix must produce it.
+
+    `pending=True` marks an example the rule does not handle yet (a rule just written by
+    `scripts/new_rule.py`): the tests then check that it is left alone and nothing reported,
+    and fail, asking for the flag to go, as soon as the rule reports it."""
 
     before: str
     after: str | None = None
+    pending: bool = False
 
 
 @dataclass(eq=False)
@@ -71,6 +80,13 @@ class Rule:
     use_instead: ClassVar[str] = ""
     invalid: ClassVar[Sequence[Example]] = ()
     valid: ClassVar[Sequence[str]] = ()
+    # what the fix does, one line: the README table's "What it does" (empty: the summary)
+    fix_summary: ClassVar[str] = ""
+    # what to do, one line, when `devfix verify` blames a run's device error on this rule
+    verify_hint: ClassVar[str] = ""
+    # when two rules' fixes rewrite the same code, the rule with the lower priority runs
+    # first and its fix wins; equal priorities run in code order (devfix.rules.run_order)
+    priority: ClassVar[int] = 0
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError

@@ -22,6 +22,9 @@ class DeviceDeclaration(Rule):
     code = "DEV001"
     name = "device-declaration"
     summary = 'A fix needs a device variable and none is in reach, or `torch.device("cuda")` is hard-coded.'
+    fix_summary = (
+        'Declares one `device` where the program first needs it; `torch.device("cuda:1")` falls back to the CPU.'
+    )
     why = """
 Every other fix writes `.to(device)`: the program needs exactly one device variable, chosen
 at run time, so that it uses the GPU where there is one and still runs on a CPU-only

@@ -22,6 +22,7 @@ class HardCodedCuda(Rule):
     code = "DEV002"
     name = "hard-coded-cuda"
     summary = '`.cuda()`, `.to("cuda")`, `device="cuda"` and other CUDA-only code crash on a CPU-only machine.'
+    fix_summary = 'Unguarded `.cuda()`, `.to("cuda")`, `device="cuda"`, `torch.cuda.FloatTensor` and `torch.cuda.set_device()` (they crash without a GPU) use the device variable.'
     why = """
 A hard-coded `.cuda()` or `"cuda"` makes the script die on a machine without a GPU
 ("Torch not compiled with CUDA enabled" / "No CUDA GPUs are available"), and ignores the

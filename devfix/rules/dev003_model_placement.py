@@ -22,6 +22,8 @@ class ModelPlacement(Rule):
     code = "DEV003"
     name = "model-placement"
     summary = "A model built on the CPU meets tensors on the device; move it where it is built."
+    fix_summary = "A model (or a weighted loss) that is used but never moved gets `.to(device)` where it is built, before its optimizer; so does a layer put into a model after the model moved."
+    verify_hint = "move the model where it is built, before the optimizer: model = Net().to(device)"
     why = """
 A model's weights stay on the CPU until the model is moved. When its inputs are on the GPU
 (moved with `.to(device)` or `.cuda()`), the first forward fails with "Input type

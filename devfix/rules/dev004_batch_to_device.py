@@ -20,6 +20,8 @@ class BatchToDevice(Rule):
     code = "DEV004"
     name = "batch-to-device"
     summary = "Batches from a data loader meet the model on the CPU; move them where the loop yields them."
+    fix_summary = "Batches a loader loop yields that reach the model, loss or a metric are moved at the top of the loop, in your names and one statement; CPU-only values (packed-sequence lengths, NumPy, logging) stay."
+    verify_hint = "move each batch to the device at the top of the loop: x, y = x.to(device), y.to(device)"
     why = """
 A `DataLoader` yields CPU tensors. With the model on the GPU, the first forward fails with
 "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"

@@ -26,6 +26,10 @@ class LoaderPinMemory(Rule):
     code = "DEV005"
     name = "loader-pin-memory"
     summary = "`pin_memory=True` over GPU data crashes; loaders whose batches devfix moves get `pin_memory=True`."
+    fix_summary = "Removes `pin_memory=True` over GPU data (a crash); pins loaders whose transfers devfix writes, with `non_blocking=True`."
+    verify_hint = (
+        "pin_memory=True needs CPU data: keep the dataset on the CPU (move batches in the loop) or drop pin_memory"
+    )
     why = """
 Pinning copies each batch into page-locked host memory so that `.to(device, non_blocking=True)`
 can overlap the copy with compute. Over a dataset whose tensors already live on the GPU it

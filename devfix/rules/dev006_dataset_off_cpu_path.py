@@ -13,6 +13,8 @@ class DatasetOffCpuPath(Rule):
     code = "DEV006"
     name = "dataset-off-cpu-path"
     summary = "`.to(device)` inside a Dataset or on TensorDataset arguments breaks worker processes and pinning."
+    fix_summary = "Device transfers inside a `Dataset` or on `TensorDataset` arguments move into the loop (`pinned`, default) or become one move before the dataset (`device`)."
+    verify_hint = "do not touch the device inside a Dataset used by worker processes; move the batch in the loop"
     why = """
 Dataset tensors should reach the device once per batch, through the training loop, never
 from inside a `Dataset`. A `.to(device)` / `.cuda()` in a `Dataset`'s `__getitem__` copies

@@ -21,6 +21,8 @@ class ForwardCreatedTensor(Rule):
     summary = (
         "A tensor factory without `device=` inside a module's method creates a CPU tensor that meets GPU activations."
     )
+    fix_summary = "Factories without `device=` in a module's methods (LSTM `h0`/`c0`, masks, positions) get `device=x.device` of the first tensor argument, or of the module's parameters."
+    verify_hint = "create it on the input's device: torch.zeros(..., device=x.device)"
     why = """
 `torch.zeros(...)` and the other factories allocate on the CPU unless told otherwise. Inside
 `forward` (or `init_hidden`) of a module that runs on the GPU, the new tensor meets GPU

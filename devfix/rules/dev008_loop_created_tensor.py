@@ -20,6 +20,8 @@ class LoopCreatedTensor(Rule):
     code = "DEV008"
     name = "loop-created-tensor"
     summary = "A tensor created in a training loop or step without `device=` meets device tensors on the CPU."
+    fix_summary = "Tensor factories in a training loop whose results meet device tensors (GAN labels, masks, positions) get `device=device`."
+    verify_hint = "create it on the device: torch.full(..., device=device)"
     why = """
 `torch.zeros`, `torch.ones`, `torch.full`, `torch.randn`, `torch.arange` ... create CPU
 tensors unless told otherwise. Inside a loop over a data loader they typically become the

@@ -16,6 +16,8 @@ class HostConversion(Rule):
     code = "DEV009"
     name = "host-conversion"
     summary = "`.numpy()` on a tensor that may live on the GPU (or require grad) fails; go through `.detach().cpu()`."
+    fix_summary = "`.numpy()` on a tensor that may be on the GPU becomes `.detach().cpu().numpy()`; `.cpu().numpy()` on a tensor that requires grad gets `.detach()`."
+    verify_hint = "copy to the host first: t.detach().cpu().numpy()"
     why = """
 NumPy only sees host memory: `.numpy()` on a CUDA tensor raises "can't convert cuda:0 device
 type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first", and on a

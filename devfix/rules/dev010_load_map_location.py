@@ -18,6 +18,8 @@ class LoadMapLocation(Rule):
     code = "DEV010"
     name = "load-map-location"
     summary = "`torch.load(f)` without `map_location` fails on a CPU-only machine for a checkpoint saved on a GPU."
+    fix_summary = '`torch.load(f)` gets `map_location=device` (or `"cpu"` when it feeds `load_state_dict` and no device is in reach), so GPU checkpoints load on CPU-only machines.'
+    verify_hint = "torch.load(f, map_location=device)"
     why = """
 `torch.save` records the device of every tensor. Without `map_location`, `torch.load`
 puts each tensor back on that device, so a checkpoint written on a GPU machine fails to

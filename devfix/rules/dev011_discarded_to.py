@@ -14,6 +14,8 @@ class DiscardedTo(Rule):
     code = "DEV011"
     name = "discarded-to"
     summary = "`x.to(device)` on a tensor returns a copy; as a statement it changes nothing."
+    fix_summary = "A bare `x.to(device)` on a tensor (a no-op) becomes `x = x.to(device)`; on a module it is correct and left alone."
+    verify_hint = "keep the moved copy: x = x.to(device) (Tensor.to is not in place)"
     why = """
 `Module.to()` moves a module in place, so `model.to(device)` alone on a line is correct.
 `Tensor.to()` is not in place: it returns a new tensor and leaves `x` where it was, so

@@ -19,6 +19,8 @@ class ModuleTensorAttribute(Rule):
     code = "DEV012"
     name = "module-tensor-attribute"
     summary = "A plain tensor stored on a module in `__init__` does not move with `model.to(device)`."
+    fix_summary = "A plain tensor stored on a module in `__init__` becomes a non-persistent buffer that moves with `model.to(device)`."
+    verify_hint = 'make it a buffer so it moves with the model: self.register_buffer("name", t, persistent=False)'
     why = """
 `model.to(device)` moves parameters and buffers, not plain tensor attributes. A causal mask,
 a positional-encoding table, anchors or class weights kept as `self.x = torch....` stay on

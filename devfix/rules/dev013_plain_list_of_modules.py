@@ -22,6 +22,7 @@ class PlainListOfModules(Rule):
     code = "DEV013"
     name = "plain-list-of-modules"
     summary = "Layers kept in a plain list or dict are invisible to `.to()`, `.parameters()` and `state_dict()`."
+    fix_summary = "Layers in a plain `list`/`dict` attribute become `nn.ModuleList`/`nn.ModuleDict` (changes what is trained and saved)."
     safety = "unsafe"
     why = """
 `nn.Module` registers the submodules assigned to its attributes, but not the ones inside a

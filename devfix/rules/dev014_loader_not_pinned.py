@@ -17,6 +17,7 @@ class LoaderNotPinned(Rule):
     code = "DEV014"
     name = "loader-not-pinned"
     summary = "A DataLoader whose batches are moved to the device does not pin memory (opt-in speed rule)."
+    fix_summary = "Adds `pin_memory=True` to correct loaders whose batches are moved to the device."
     enabled_by_default = False
     why = """
 Host-to-device copies from pageable memory go through a staging buffer and cannot overlap

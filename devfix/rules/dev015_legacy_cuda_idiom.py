@@ -30,6 +30,7 @@ class LegacyCudaIdiom(Rule):
     code = "DEV015"
     name = "legacy-cuda-idiom"
     summary = "Guarded CUDA code in the old style, rewritten to the device-variable style (opt-in modernisation)."
+    fix_summary = "Rewrites correct guarded code (`if torch.cuda.is_available(): x = x.cuda()`, `Tensor = torch.cuda.FloatTensor if cuda else ...`) into the device-variable style."
     enabled_by_default = False
     why = """
 `if torch.cuda.is_available(): model.cuda()` and `x.type(Tensor)` with

@@ -19,20 +19,8 @@ if TYPE_CHECKING:  # no import at run time: the simulator's package imports torc
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 
-# What to do, per rule, in verify's words. The rule's kebab-case name comes from the
-# rules registry (devfix.rules.BY_CODE), read when a report names a rule.
-HINTS = {
-    "DEV003": "move the model where it is built, before the optimizer: model = Net().to(device)",
-    "DEV004": "move each batch to the device at the top of the loop: x, y = x.to(device), y.to(device)",
-    "DEV005": "pin_memory=True needs CPU data: keep the dataset on the CPU (move batches in the loop) or drop pin_memory",
-    "DEV006": "do not touch the device inside a Dataset used by worker processes; move the batch in the loop",
-    "DEV007": "create it on the input's device: torch.zeros(..., device=x.device)",
-    "DEV008": "create it on the device: torch.full(..., device=device)",
-    "DEV009": "copy to the host first: t.detach().cpu().numpy()",
-    "DEV010": "torch.load(f, map_location=device)",
-    "DEV011": "keep the moved copy: x = x.to(device) (Tensor.to is not in place)",
-    "DEV012": 'make it a buffer so it moves with the model: self.register_buffer("name", t, persistent=False)',
-}
+# What to do, per rule, in verify's words, and the rule's kebab-case name: both read from
+# the rule's class (`verify_hint`, `name`) through the rules registry, when a report names a rule.
 
 # device errors that reach the runner as text only (raised in a DataLoader
 # worker process or the pin-memory thread and re-raised by the DataLoader)
@@ -135,11 +123,19 @@ def rule_name(code: str) -> str:
     return rule.name if rule is not None else ""
 
 
+def rule_hint(code: str) -> str:
+    """What to do about a device error blamed on the rule: its class's `verify_hint`."""
+    from devfix.rules import BY_CODE
+
+    rule = BY_CODE.get(code)
+    return rule.verify_hint if rule is not None else ""
+
+
 def _with_rule(res: Result, rule: str | None) -> Result:
     if rule:
         res.rule = rule
         res.rule_name = rule_name(rule)
-        res.hint = HINTS.get(rule, "")
+        res.hint = rule_hint(rule)
     return res
 
 

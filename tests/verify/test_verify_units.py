@@ -5,15 +5,20 @@ import inspect
 from devfix.verify import report
 
 
-def test_rule_names_come_from_the_rules_registry():
+def test_rule_names_and_hints_come_from_the_rule_classes():
     from devfix.rules import BY_CODE
 
-    for code in report.HINTS:
+    hinted = [code for code, rule in BY_CODE.items() if rule.verify_hint]
+    assert hinted == [f"DEV{n:03}" for n in range(3, 13)]
+    for code in hinted:
         assert report.rule_name(code) == BY_CODE[code].name
+        assert report.rule_hint(code) == BY_CODE[code].verify_hint
     source = inspect.getsource(report)
     assert not any(f'"{rule.name}"' in source for rule in BY_CODE.values()), "a copied rule name"
+    assert not any(rule.verify_hint in source for rule in BY_CODE.values() if rule.verify_hint), "a copied hint"
     res = report._with_rule(report.Result("device-error", 1), "DEV012")
-    assert (res.rule_name, res.hint) == (BY_CODE["DEV012"].name, report.HINTS["DEV012"])
+    assert (res.rule_name, res.hint) == (BY_CODE["DEV012"].name, BY_CODE["DEV012"].verify_hint)
+    assert report.rule_hint("DEV999") == report.rule_name("DEV999") == ""
 
 
 def test_simulated_devices_text():
