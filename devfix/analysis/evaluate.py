@@ -354,8 +354,8 @@ class Frame:
         choice = flag == "choice"
         self.choice_guard += choice
         guarded = flag in ("choice", "available")
-        if guarded:
-            self.gpu_guards.append(flag)  # type: ignore[arg-type]
+        if guarded and flag is not None:
+            self.gpu_guards.append(flag)
         try:
             self.block(body)
         finally:

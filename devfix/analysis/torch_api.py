@@ -260,11 +260,11 @@ def is_optimizer(qual: str | None) -> bool:
 
 
 def is_host_library(qual: str | None) -> bool:
-    return bool(qual) and qual.split(".")[0] in HOST_LIBRARIES  # type: ignore[union-attr]
+    return qual is not None and qual.split(".")[0] in HOST_LIBRARIES
 
 
 def is_self_placing(qual: str | None) -> bool:
-    return bool(qual) and any(qual == p or qual.startswith(p + ".") for p in SELF_PLACING)  # type: ignore[union-attr]
+    return qual is not None and any(qual == p or qual.startswith(p + ".") for p in SELF_PLACING)
 
 
 def device_string_place(text: str) -> str | None:

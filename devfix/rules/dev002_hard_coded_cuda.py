@@ -170,7 +170,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
     def _is_cuda_call(self, ctx: RuleContext, call: cst.Call) -> bool:
         """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself);
         not `.cuda(args.gpu)` / `.cuda(rank)`, a device index chosen on purpose."""
-        receiver = ctx.facts.value(call.func.value)  # type: ignore[attr-defined]
+        receiver = ctx.facts.value(cst.ensure_type(call.func, cst.Attribute).value)
         if receiver is not None and receiver.qual is not None:
             return False
         if receiver is not None and ctx.facts.program.defines_method(receiver, "cuda"):
@@ -188,7 +188,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
     def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str, copy: bool = False) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
-        new = move_to(call.func.value, ctx.expression(device))  # type: ignore[attr-defined]
+        new = move_to(cst.ensure_type(call.func, cst.Attribute).value, ctx.expression(device))
         extra = [non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if non_blocking is not None else []
         if copy:
             extra.append(

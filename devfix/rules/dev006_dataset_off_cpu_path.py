@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from devfix.analysis.datasets import LoaderPlan, Transfer
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -111,7 +113,7 @@ for x, y in loader:
         return f"`{code}` in {klass}.{transfer.where}"
 
     def _hoist(self, ctx: RuleContext, transfer: Transfer, plan: LoaderPlan) -> Finding:
-        receiver = transfer.call.func.value  # type: ignore[attr-defined]
+        receiver = cst.ensure_type(transfer.call.func, cst.Attribute).value
         mode = ctx.facts.dataset_placement
         if plan.on_device_after:
             then = "removed: the dataset's tensors already live on the device"
