@@ -540,7 +540,11 @@ class ClassFlow(FlowState):
         """The instance's project class (of this file or another) defines the method `name`
         itself: `sampler.cuda()` then calls that method, not torch's move."""
         cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
-        return cls is not None and (cls.method(name) is not None or cls.linked_method(name) is not None)
+        if cls is None and instance.kind is Kind.MODULE:
+            # a model of one of several project classes (`model = MatchingNet(...)` in one branch,
+            # `ProtoNet(...)` in another): if any of them overrides `name`, it may be that one
+            return any(_defines(built, name) for built in self.built_classes.values())
+        return cls is not None and _defines(cls, name)
 
     def host_parameters(self, module: Value, args: Args) -> set[int]:
         """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
@@ -747,6 +751,10 @@ class ClassFlow(FlowState):
                 moved.add(func.value.value)
         info.moves_params = moved
         return bool(moved)
+
+
+def _defines(cls: ClassInfo, name: str) -> bool:
+    return cls.method(name) is not None or cls.linked_method(name) is not None
 
 
 def _is_none(node: cst.CSTNode | None) -> bool:

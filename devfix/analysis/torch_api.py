@@ -164,6 +164,9 @@ CUDA_FLAG_NAME = re.compile(
 
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
 GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt"})
+# Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
+# apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels).
+GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex"}
 
 # The collectives of `torch.distributed`: a function that calls one runs in a process group,
 # whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).
