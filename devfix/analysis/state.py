@@ -34,6 +34,7 @@ class FlowState:
     meetings: dict[int, Meeting]
     functions: dict[int, FunctionInfo]
     classes: dict[int, ClassInfo]
+    built_classes: dict[int, ClassInfo]  # the project classes whose modules the program builds
     linked: dict[int, Export]
     linked_functions: dict[int, FunctionSummary]
     linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]]
