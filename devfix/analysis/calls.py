@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from devfix.analysis import operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
@@ -474,6 +475,8 @@ def method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args)
         return program.parser_method(frame, node, name, args)
     if receiver.kind in (Kind.OTHER, Kind.DATASET) and receiver.cls is not None:
         return program.call_method(frame, node, receiver, name, args)
+    if name == "startswith" and receiver.kind in (Kind.DEVICE, Kind.HOST) and len(args) == 1:
+        return operations.prefix_test(receiver, string_of(args[0][0].value))
     if receiver.kind is Kind.HOST:
         return HOST
     if receiver.kind is Kind.OPTIMIZER:

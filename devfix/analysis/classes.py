@@ -351,7 +351,11 @@ class ClassFlow(FlowState):
                 info.framework = info.framework or parent.framework
                 opaque = opaque or parent.opaque
             elif value.qual is not None:
-                if value.qual in api.MODULE_ROOTS or api.nn_class(value.qual) is not None:
+                if (
+                    value.qual in api.MODULE_ROOTS
+                    or api.nn_class(value.qual) is not None
+                    or api.is_model_class(value.qual)
+                ):
                     kind = "module"
                 elif value.qual in api.DATASET_ROOTS:
                     kind = "dataset"

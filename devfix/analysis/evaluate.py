@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import libcst as cst
 
 from devfix.analysis import calls, operations
+from devfix.analysis import torch_api as api
 from devfix.analysis.scopes import Scope
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
 from devfix.analysis.values import (
@@ -67,6 +68,22 @@ def _flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
         and (value.truth is None or value.flag == "choice")
         and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
     )
+
+
+def _switch_passed_on(frame: Frame, node: cst.BaseExpression) -> bool:
+    """`node` is a name that says "use the GPU" and that some call of the file passes on, or a
+    parameter (`def fit_one_epoch(..., cuda)`: its callers' switch)."""
+    if not isinstance(node, cst.Name) or not CUDA_FLAG_NAME.match(node.value):
+        return False
+    function = frame.function
+    if function is not None and any(param.name.value == node.value for param in function.parameters()):
+        return True
+    passed = frame.program.passed_names
+    if passed is None:
+        passed = frame.program.passed_names = frozenset(
+            arg.value.value for call in frame.program.data.calls for arg in call.args if isinstance(arg.value, cst.Name)
+        )
+    return node.value in passed
 
 
 class Frame:
@@ -462,6 +479,12 @@ class Frame:
         one set to False and, somewhere else, to True (`self.cuda = False` in `__init__`, `True` in
         the method that honours `--cuda`): the flow knows both constants but not which holds."""
         value = self.expr(node)
+        if value.flag == "constant" and value.truth is True and _switch_passed_on(self, node):
+            # `Cuda = True` that the script also hands to its helpers (`fit_one_epoch(..., Cuda)`),
+            # which test it themselves: the user's switch for the whole program, not a constant
+            value = condition(True, False, "choice")
+            self.program.values[id(node)] = value
+            return value
         if (value.truth is None and value.kind is not Kind.HOST) or (
             value.kind is Kind.HOST and value.truth is None and value.flag in (None, "constant")
         ):
@@ -478,7 +501,9 @@ class Frame:
                 and CUDA_FLAG_NAME.match(name)
                 and (value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT) or unknown_param)
             ):
-                value = condition(True, False, "choice")
+                # `opt.no_cuda`: not given where there is a GPU, given where there is none
+                negative = api.is_negative_flag(name)
+                value = condition(not negative, negative, "choice")
                 self.program.values[id(node)] = value
             elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _flag_operand(self, node.left):
                 chosen = operations.option_test(node)
@@ -540,7 +565,11 @@ class Frame:
         values = [left]
         for target in node.comparisons:
             values.append(self.expr(target.comparator))
-        return operations.compare(self, node, values)
+        value = operations.compare(self, node, values)
+        if value.kind is Kind.HOST and value.truth is None and _flag_operand(self, node.left):
+            # `return len(self.opt.gpu_ids) > 0` in a `use_gpu()` helper: the user's choice, wherever it is tested
+            return operations.option_test(node) or value
+        return value
 
     def _if_exp(self, node: cst.IfExp) -> Value:
         test = self.test(node.test)

@@ -198,10 +198,18 @@ def _hoisted(loader_plans: dict[int, LoaderPlan]) -> frozenset[int]:
 
 def _loops_move(program: Program, plan: Plan, loader_plan: LoaderPlan) -> bool:
     """Once the dataset stops placing its data, every loop over the loader gets the batches
-    onto the device: the plan moves them (fixably), or the loop already did."""
+    onto the device: the plan moves them (fixably), or the loop already did. A loop whose
+    batches then meet nothing devfix knows the place of (a model a library loaded) proves
+    nothing: the transfer stays where it is."""
     key = id(loader_plan.call)
+    info = program.loaders.get(key)
+    if info is not None and info.dataset.place is Place.DEVICE:
+        return True  # the data stays on the device (moved once, in `__init__`): the transfer was a no-op
     if key not in program.loaders_iterated or key in program.loaders_escaped:
         return False
-    return all(
-        move.fixable for move in plan.moves.values() if move.origin.kind == "batch" and move.origin.source == key
+    planned = [move for move in plan.moves.values() if move.origin.kind == "batch" and move.origin.source == key]
+    moved_in_loop = any(
+        place is Place.DEVICE and any(o.kind == "batch" and o.source == key for o in receiver.origins)
+        for _, receiver, place in program.tensor_moves
     )
+    return (bool(planned) or moved_in_loop) and all(move.fixable for move in planned)

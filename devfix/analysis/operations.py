@@ -374,6 +374,24 @@ def option_test(node: cst.Comparison) -> Value | None:
     return None
 
 
+def prefix_test(receiver: Value, prefix: str | None) -> Value:
+    """`args.device.startswith("cuda")`: a device test, like `device.type == "cuda"`."""
+    said = (prefix or "").lower()
+    place = _named_place(receiver)
+    if said not in ("cuda", "cpu") or place is None:
+        return HOST
+    if place is Place.UNKNOWN:
+        # a device devfix cannot follow: the body runs only where the program was given CUDA
+        return condition(None, False, "relative") if said == "cuda" else HOST
+    truth = (place is Place.DEVICE) == (said == "cuda")
+    on_cpu = None
+    if receiver.flag in ("available", "choice"):  # without a GPU the device is the CPU
+        on_cpu = said == "cpu"
+    elif receiver.flag in ("hard", "constant"):
+        on_cpu = truth
+    return condition(truth, on_cpu, receiver.flag)
+
+
 def _names_device_type(node: cst.BaseExpression) -> bool:
     """`<x>.type` or `<x>.device.type`: the kind of a device, spelled as devices spell it."""
     return isinstance(node, cst.Attribute) and node.attr.value == "type"

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 import libcst as cst
 
 from devfix.analysis import operations
+from devfix.analysis import torch_api as api
 from devfix.analysis.values import HOST, Kind, Place, Value, condition
 
-NEGATIVE_WORDS = ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
 
@@ -70,7 +70,7 @@ def _integer_option(call: cst.Call) -> bool:
 def _option_value(dest: str, call: cst.Call) -> Value:
     """What an argparse option holds when the program runs on a GPU machine as intended."""
     lowered = dest.lower()
-    negative = any(word in lowered for word in NEGATIVE_WORDS) or lowered == "cpu"
+    negative = api.is_negative_flag(dest)
     positive = any(word in lowered for word in POSITIVE_WORDS)
     if ("device" in lowered and not positive) or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device

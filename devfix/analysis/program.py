@@ -162,6 +162,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.discarded_moves: list[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
         self.linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = []  # calls of other files' functions
         self.evaluated: set[int] = set()
+        self.passed_names: frozenset[str] | None = None  # names some call passes as an argument (evaluate.py)
 
     # -- definitions -------------------------------------------------------------------------------
     def _collect_definitions(self) -> None:
@@ -512,6 +513,11 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         if info.klass is not None and info.self_name is not None:
             env[info.self_name] = self._self_value(info)
         frame = Frame(self, info.node, info.scope, function=info, world=info.world, env=env, heap=heap)
+        for decorator in info.node.decorators:
+            # `@torch.no_grad()`, `@torch.inference_mode()`: the whole body computes without grad
+            value = self.values.get(id(decorator.decorator), UNKNOWN)
+            if operations.is_no_grad_context(frame, decorator.decorator, value):
+                frame.no_grad += 1
         before = {name: env[name] for name in env}
         self.constructing = info.world == "module" and self.construction_time(info)
         try:

@@ -9,6 +9,7 @@ DEV002 and DEV001 ask this before calling a hard-coded CUDA a crash.
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, field
 
@@ -408,8 +409,20 @@ def _never_called(tree: Tree, site: cst.CSTNode) -> bool:
     return reads_unbound_name([arg.value for arg in site.args], tree.scope_of(site), tree.data)
 
 
+# Custom pytest markers that select GPU tests (`@pytest.mark.requires_cuda`, `@pytest.mark.gpu`):
+# a CPU-only CI deselects them (`-m "not requires_cuda"`).
+GPU_MARKER = re.compile(
+    r"^(?:requires?_|needs?_|only_)?(?:cuda|gpus?|multi_?gpus?)(?:_only|_required)?$", re.IGNORECASE
+)
+
+
 def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
-    """`pytest.mark.skipif(<true without a GPU>, ...)`, `unittest.skipIf(...)`, `skipUnless(<false>)`."""
+    """`pytest.mark.skipif(<true without a GPU>, ...)`, `unittest.skipIf(...)`, `skipUnless(<false>)`,
+    and a GPU marker (`pytest.mark.requires_cuda`)."""
+    marker = program.values.get(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
+    if marker is not None and marker.qual is not None and marker.qual.startswith("pytest.mark."):
+        if GPU_MARKER.match(marker.qual.split(".")[-1]):
+            return True
     if not isinstance(decorator, cst.Call) or not decorator.args:
         return False
     callee = program.values.get(id(decorator.func))

@@ -162,6 +162,15 @@ CUDA_FLAG_NAME = re.compile(
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
+# Names of flags that say "do not use the GPU" (`--no-cuda`, `cfg.cpu_only`): true where there is none.
+NEGATIVE_FLAG_WORDS = ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")
+
+
+def is_negative_flag(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in NEGATIVE_FLAG_WORDS) or lowered == "cpu"
+
+
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
 GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt"})
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
@@ -252,6 +261,16 @@ def is_model_factory(qual: str | None) -> bool:
     return any(
         qual.startswith(prefix) and qual.count(".") >= 2 and qual.split(".")[-1][:1].islower()
         for prefix in MODEL_PACKAGES
+    )
+
+
+def is_model_class(qual: str) -> bool:
+    """`torchvision.models.ResNet`: a model library's module class, which a project may subclass."""
+    last = qual.split(".")[-1]
+    return (
+        any(qual.startswith(prefix) for prefix in MODEL_PACKAGES)
+        and last[:1].isupper()
+        and not last.endswith("Weights")
     )
 
 

@@ -25,6 +25,8 @@ from typing import Union
 
 import libcst as cst
 
+from devfix.analysis import torch_api as api
+
 # A module's identity in the heap: the id of the node that built it, or, for a value that two
 # paths built differently, the set of those ids (see `members`).
 Obj = Union[int, frozenset[int]]
@@ -203,7 +205,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         grad=a.grad and b.grad,
         neutral=a.neutral and b.neutral,
         cls=a.cls if a.cls is b.cls else None,
-        qual=a.qual if a.qual == b.qual else None,
+        qual=a.qual if a.qual == b.qual or (api.is_model_factory(a.qual) and api.is_model_factory(b.qual)) else None,
         ref=a.ref if a.ref is b.ref else None,
         flag=a.flag if a.flag == b.flag else None,
         truth=a.truth if a.truth == b.truth else None,

@@ -103,7 +103,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         callee = facts.value(func)
         qual = callee.qual if callee is not None else None
         if qual in api.CUDA_ONLY_STATEMENTS:
-            if _device_from_caller(ctx, call):
+            if _device_from_caller(ctx, call) or _moves_to_a_hard_cuda_parameter(ctx, call):
                 return None  # `cuda_timestamp(device)`: whoever passes the device decides it is CUDA
             return self._guard(ctx, call, qual)
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_cuda_call(ctx, call):
@@ -326,6 +326,8 @@ def _cuda_type_references(facts: FileFacts) -> Iterator[cst.Attribute]:
         seen.add(id(node))
         value = facts.value(node)
         if value is not None and value.kind is Kind.DEVICE and value.qual in api.CUDA_TENSOR_TYPES:
+            if value.flag in ("choice", "available"):
+                continue  # `self.FloatTensor`, set to the CUDA type only where a GPU check or option chose it
             yield node
 
 
@@ -350,6 +352,28 @@ def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
             bindings = scope.bindings.get(arg.value.value, [])
             if any(b.kind == "param" for b in bindings):
                 return True
+    return False
+
+
+def _moves_to_a_hard_cuda_parameter(ctx: RuleContext, call: cst.Call) -> bool:
+    """`batch.to(device); torch.cuda.synchronize()` in a function whose callers all pass
+    `torch.device("cuda")` (a GPU benchmark's `__main__`): the function cannot run without a
+    GPU whatever this line does, and the device is the callers' choice."""
+    facts = ctx.facts
+    function = facts.tree.enclosing(call, cst.FunctionDef)
+    if function is None:
+        return False
+    scope = facts.tree.function_scope_of(call)
+    for move in facts.data.within(facts.data.calls, function):
+        func = move.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and move.args):
+            continue
+        target = move.args[0].value
+        if not isinstance(target, cst.Name) or not any(b.kind == "param" for b in scope.bindings.get(target.value, [])):
+            continue
+        value = facts.value(target)
+        if value is not None and value.kind is Kind.DEVICE and value.place is Place.DEVICE and value.flag == "hard":
+            return True
     return False
 
 

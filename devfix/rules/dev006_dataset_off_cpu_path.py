@@ -31,7 +31,8 @@ before the dataset is built stay there, nothing is pinned, and only per-sample t
 `__getitem__` are removed. Where removing the transfer is not certain (the tensor is
 transformed after the move, kept in a local variable, moved where it is defined and maybe
 used elsewhere, or the loader's batches go where devfix cannot see them being moved) the
-diagnostic says why and nothing is changed. Datasets from other modules (torchvision...)
+diagnostic says why and nothing is changed; where that loader neither forks workers nor pins,
+the per-sample copy works, only slowly, and nothing is said. Datasets from other modules (torchvision...)
 are left alone.
 """
     example = """
@@ -79,15 +80,17 @@ for x, y in loader:
         verdicts: dict[int, list[bool]] = {}
         transfers: dict[int, Transfer] = {}
         owner: dict[int, LoaderPlan] = {}
+        breaks: dict[int, bool] = {}  # some loader over it forks workers or pins: it crashes as it is
         for plan in plans:
             for transfer in plan.hoist + plan.blocked:
                 verdicts.setdefault(id(transfer.call), []).append(transfer in plan.hoist)
                 transfers.setdefault(id(transfer.call), transfer)
                 owner.setdefault(id(transfer.call), plan)
+                breaks[id(transfer.call)] = breaks.get(id(transfer.call), False) or plan.pins or plan.info.workers
         for key, transfer in transfers.items():
             if all(verdicts[key]):
                 yield self._hoist(ctx, transfer, owner[key])
-            else:
+            elif breaks[key]:
                 reason = (
                     transfer.reason or "the same dataset feeds a loader whose batches devfix cannot see being moved"
                 )

@@ -79,6 +79,8 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
         kind = self._container_kind(ctx, klass, attr, assign.value)
         if kind is None or not self._used_after_construction(ctx, klass, attr):
             return None
+        if _registered_through_a_container(ctx, assign, attr):
+            return None
         wrapper = "ModuleList" if kind == "list" else "ModuleDict"
         self_name = tree.code(target.value)  # type: ignore[attr-defined]
         message = f"`{self_name}.{attr}` keeps layers in a plain {kind}: they are not moved, trained or saved"
@@ -196,3 +198,27 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
                 return candidate
         torch = ctx.facts.devices.torch_alias()
         return f"{torch}.nn" if torch is not None else None
+
+
+def _registered_through_a_container(ctx: RuleContext, assign: cst.Assign, attr: str) -> bool:
+    """`self.fc = nn.Sequential(self.noisy_layers[0], nn.ReLU(), self.noisy_layers[1])` (or
+    `nn.Sequential(*self.noisy_layers)`) in the same method: the plain list is only an alias
+    of layers a registered container holds, so they are moved, trained and saved."""
+    facts = ctx.facts
+    method = facts.tree.enclosing(assign, cst.FunctionDef)
+    if method is None:
+        return False
+    for call in facts.data.within(facts.data.calls, method):
+        value = facts.value(call)
+        if value is None or value.kind is not Kind.MODULE:
+            continue
+        for arg in call.args:
+            if arg.star == "*":
+                alias = arg.value  # `nn.Sequential(*self.layers)`
+            elif arg.star == "" and isinstance(arg.value, cst.Subscript):
+                alias = arg.value.value  # `nn.Sequential(self.layers[0], ...)`
+            else:
+                continue
+            if isinstance(alias, cst.Attribute) and alias.attr.value == attr and isinstance(alias.value, cst.Name):
+                return True
+    return False
