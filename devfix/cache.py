@@ -215,7 +215,7 @@ def _what_the_run_tells(path: str, data: bytes, project: ProjectFacts) -> str:
             missing,
             imports_any(data, project.cuda_extensions),
             passed,
-            sorted(project.elsewhere.get(path, ())),
+            sorted((name, sorted(users)) for name, users in project.named_by.get(path, {}).items()),
             project.chooses_gpus_elsewhere(path),
         )
     )

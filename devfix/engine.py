@@ -525,7 +525,7 @@ def _run(
     )
     if project.index is not None and project.index.several:
         result.summary = facts.summary(result.path)
-        result.linked_calls = facts.program.linked_calls
+        result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
         result.uses = users.calls(facts.tree, facts.program)
     if not facts.uses_torch:
         return module

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from devfix.analysis.linking import FunctionSummary, ModuleSummary
+    from devfix.analysis.linking import Callee, ModuleSummary
     from devfix.analysis.users import Use
     from devfix.analysis.values import Value
 
@@ -56,9 +56,9 @@ class FileResult:
     error: str | None = None
     traceback: str | None = None
     summary: ModuleSummary | None = None  # what the file tells its importers (not shown)
-    linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = field(
+    linked_calls: list[tuple[Callee, dict[str, Value] | None]] = field(
         default_factory=list
-    )  # its calls of other project files' functions
+    )  # its calls of other project files' functions (and its loaders' verdicts: LoaderVerdict)
     uses: list[Use] = field(
         default_factory=list
     )  # its calls of top-level classes and functions of the project (users.py)

@@ -297,8 +297,10 @@ class ClassFlow(FlowState):
         if summary.kind == "dataset":
             element = summary.element
             if element is None:
-                return Value(Kind.DATASET, Place.CPU, obj=id(node))
-            return Value(Kind.DATASET, element.place, obj=id(node), element=element)
+                return Value(Kind.DATASET, Place.CPU, obj=id(node), cls=cls.node)
+            if id(summary.node) in self.assume_unmoved and summary.unmoved_element is not None:
+                element = summary.unmoved_element  # DEV006's what-if: its file removes the transfers
+            return Value(Kind.DATASET, element.place, obj=id(node), element=element, cls=cls.node)
         # another file's class (or one whose base devfix cannot see): nothing is known of the
         # instance, but its methods' summaries still say which arguments are devices
         return Value(Kind.OTHER, Place.UNKNOWN, cls=cls.node)
@@ -381,7 +383,9 @@ class ClassFlow(FlowState):
             if params and not decorators & {"staticmethod", "classmethod"}:
                 function.self_name = params[0].name.value
             function.world = "module" if kind == "module" and not info.framework else "program"
-        info.places_itself = kind == "module" and self._places_itself(info)
+        info.places_itself = kind == "module" and (
+            self._places_itself(info) or self._builds_a_self_placing_child(frame, info)
+        )
         info.dynamic = any(self._updates_attributes(method) for method in info.methods.values())
 
     def _updates_attributes(self, method: cst.FunctionDef) -> bool:
@@ -426,6 +430,21 @@ class ClassFlow(FlowState):
             if isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS:
                 return True
             if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                return True
+        return False
+
+    def _builds_a_self_placing_child(self, frame: Frame, info: ClassInfo) -> bool:
+        """`self.crf = CRF(label_size, self.gpu)` in `__init__`, where `CRF` places itself (NCRF++'s
+        layers each move themselves under the `HP_gpu` option): the module is placed as it is built."""
+        init = info.methods.get("__init__")
+        if init is None:
+            return False
+        for call in self.data.within(self.data.calls, init):
+            if not isinstance(call.func, cst.Name):
+                continue
+            ref = frame.lookup(call.func.value).ref
+            child = self.classes.get(id(ref)) if ref is not None else None
+            if child is not None and child is not info and child.kind == "module" and child.places_itself:
                 return True
         return False
 

@@ -21,6 +21,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.classes import ClassInfo
+from devfix.analysis.linking import ClassSummary
 from devfix.analysis.program import LoaderInfo, Program
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place
@@ -34,6 +35,14 @@ class Transfer:
     where: str  # "TensorDataset" | "__init__" | "__getitem__"
     klass: ClassInfo | None = None
     reason: str | None = None  # why removing it is not certain (then: report only)
+    # the `__getitem__` transfers of a dataset class of another file (`call` is then the
+    # loader's own call, and that file removes them once told the loops take them over)
+    linked: ClassSummary | None = None
+
+    @property
+    def key(self) -> int:
+        """What the what-if run assumes away (`Program(assume_unmoved=...)`)."""
+        return id(self.linked.node) if self.linked is not None else id(self.call)
 
 
 @dataclass(eq=False)
@@ -77,6 +86,16 @@ def transfers_of(tree: Tree, program: Program, info: LoaderInfo) -> list[Transfe
     klass = program.classes.get(id(dataset.cls)) if dataset.cls is not None else None
     if klass is None:
         return []
+    linked = klass.linked
+    if linked is not None:
+        if linked.kind == "dataset" and linked.moves_items_for and linked.moves_items_for == program.path:
+            return [Transfer(info.call, "__getitem__", klass, linked=linked)]
+        return []
+    return class_transfers(tree, program, klass)
+
+
+def class_transfers(tree: Tree, program: Program, klass: ClassInfo) -> list[Transfer]:
+    """The device transfers in a dataset class's `__init__` and `__getitem__`."""
     found = []
     for name in ("__init__", "__getitem__", "__getitems__"):
         method = klass.methods.get(name)

@@ -545,6 +545,13 @@ class Frame:
     def _binary(self, node: cst.BinaryOperation) -> Value:
         left = self.expr(node.left)
         right = self.expr(node.right)
+        if (
+            isinstance(node.operator, (cst.Divide, cst.FloorDivide, cst.Modulo))
+            and right.text == "#gpus"
+            and isinstance(node.right, cst.Call)
+        ):
+            # `id % torch.cuda.device_count()`: a ZeroDivisionError where there is no GPU
+            self.program.gpu_only_calls.append(node.right)
         if isinstance(node.operator, cst.Modulo) and left.kind is Kind.HOST:
             return operations.formatted(left, right)
         return operations.arithmetic(self, node, left, right, node.left, node.right)

@@ -15,20 +15,22 @@ rule), `facts.devices` (the device expression for a fix) and `facts.loader_plans
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 import libcst as cst
 
 from devfix.analysis.collect import Collected
-from devfix.analysis.datasets import LoaderPlan, plan_loaders, settle
+from devfix.analysis.datasets import LoaderPlan, Transfer, class_transfers, plan_loaders, settle
 from devfix.analysis.devices import Devices
-from devfix.analysis.linking import Linker, ModuleSummary
+from devfix.analysis.linking import ClassSummary, Linker, LoaderVerdict, ModuleSummary, exported
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
 from devfix.analysis.project import ProjectView
+from devfix.analysis.summarize import moves_items_for as summarize_moves_items_for
 from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree, imports_torch
-from devfix.analysis.values import Kind, Place, Value
+from devfix.analysis.values import Kind, Place, Value, on_host_only
 
 
 class FileFacts:
@@ -80,6 +82,7 @@ class FileFacts:
             for loader_plan in loader_plans.values():
                 if loader_plan.hoist and not _loops_move(candidate, candidate_plan, loader_plan):
                     settle(loader_plan, self.dataset_placement, loops_move=False, writes_transfers=False)
+            _block_everywhere(loader_plans)
             kept = _hoisted(loader_plans)
             if kept == hoisted:
                 program, plan = candidate, candidate_plan
@@ -104,6 +107,39 @@ class FileFacts:
         )
         program.run()
         return program
+
+    @cached_property
+    def loader_verdicts(self) -> list[tuple[LoaderVerdict, dict[str, Value] | None]]:
+        """For each dataset class of another file whose `__getitem__` transfers this file's
+        loaders may take over: whether they do (their loops move the batches), as a call of
+        that class for its file's second pass (`linking.join_incoming`)."""
+        verdicts: dict[int, tuple[ClassSummary, bool]] = {}
+        for loader_plan in self.loader_plans.values():
+            for transfer in loader_plan.hoist + loader_plan.blocked:
+                if transfer.linked is not None:
+                    key = id(transfer.linked.node)
+                    taken = transfer in loader_plan.hoist and verdicts.get(key, (transfer.linked, True))[1]
+                    verdicts[key] = (transfer.linked, taken)
+        return [
+            (LoaderVerdict(summary.path, summary.node.name.value), {"batches": _verdict(taken)})
+            for summary, taken in verdicts.values()
+        ]
+
+    @cached_property
+    def transfers_taken_over(self) -> list[Transfer]:
+        """The `__getitem__` transfers of this file's dataset classes that the one other file
+        using them takes over in its loops (`loader_verdicts` there, read here as incoming)."""
+        found: list[Transfer] = []
+        program = self.program
+        for klass in program.classes.values():
+            if klass.linked is not None or klass.kind != "dataset":
+                continue
+            verdict = (self.incoming or {}).get(LoaderVerdict(self.path, klass.node.name.value).key, {}).get("batches")
+            if verdict is None or verdict.kind is not Kind.LOADER or verdict.place is not Place.CPU:
+                continue
+            if summarize_moves_items_for(self.tree, program, klass):
+                found.extend(class_transfers(self.tree, program, klass))
+        return found
 
     @property
     def program(self) -> Program:
@@ -171,7 +207,24 @@ class FileFacts:
 
     def summary(self, path: str) -> ModuleSummary:
         """What this file tells the project files that import it (linking.py)."""
-        return summarize(self.tree, self.program, path)
+        summary = summarize(self.tree, self.program, path)
+        for name, export in summary.names.items():
+            if isinstance(export, ClassSummary) and export.moves_items_for:
+                summary.names[name] = self._items_without_transfers(export)
+        return summary
+
+    def _items_without_transfers(self, export: ClassSummary) -> ClassSummary:
+        """What the dataset's `__getitem__` returns once its transfers are gone, from the program
+        evaluated once more without them; only items wholly on the host may leave (DEV006)."""
+        klass = self.program.classes[id(export.node)]
+        getitem = klass.methods.get("__getitem__")
+        transfers = class_transfers(self.tree, self.program, klass)
+        what_if = self._run(frozenset(id(t.call) for t in transfers))
+        info = what_if.functions.get(id(getitem)) if getitem is not None else None
+        item = exported(info.returns, collated=True) if info is not None and info.returns is not None else None
+        if item is None or not on_host_only(item):
+            return replace(export, moves_items_for="")
+        return replace(export, unmoved_element=item)
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.tree.position(node)
@@ -193,7 +246,20 @@ class FileFacts:
 
 
 def _hoisted(loader_plans: dict[int, LoaderPlan]) -> frozenset[int]:
-    return frozenset(id(t.call) for p in loader_plans.values() for t in p.hoist)
+    return frozenset(t.key for p in loader_plans.values() for t in p.hoist)
+
+
+def _block_everywhere(loader_plans: dict[int, LoaderPlan]) -> None:
+    """A transfer that one loader over its dataset cannot do without stays for every loader
+    over it: the others must not pin device data or move it twice."""
+    blocked = {t.key for p in loader_plans.values() for t in p.blocked}
+    for loader_plan in loader_plans.values():
+        stay = [t for t in loader_plan.hoist if t.key in blocked]
+        if stay:
+            for transfer in stay:
+                transfer.reason = transfer.reason or "another loader over the same dataset needs it"
+            loader_plan.hoist = [t for t in loader_plan.hoist if t not in stay]
+            loader_plan.blocked.extend(stay)
 
 
 def _loops_move(program: Program, plan: Plan, loader_plan: LoaderPlan) -> bool:
@@ -213,3 +279,8 @@ def _loops_move(program: Program, plan: Plan, loader_plan: LoaderPlan) -> bool:
         for _, receiver, place in program.tensor_moves
     )
     return (bool(planned) or moved_in_loop) and all(move.fixable for move in planned)
+
+
+def _verdict(taken: bool) -> Value:
+    """A loader's batches: on the CPU (its loops move them) or left on the device."""
+    return Value(Kind.LOADER, Place.CPU if taken else Place.DEVICE)

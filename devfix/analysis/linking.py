@@ -55,6 +55,10 @@ class ClassSummary:
     methods: tuple[tuple[str, MethodSummary], ...] = ()
     element: Value | None = None  # dataset: what `__getitem__` returns
     path: str = ""  # the file that defines it
+    # dataset: the one other file that names the class, whose loaders may take over the device
+    # transfers of its `__getitem__` (DEV006 across files; "" when none may)
+    moves_items_for: str = ""
+    unmoved_element: Value | None = None  # what `__getitem__` returns without those transfers (on the host)
 
     def method(self, name: str) -> MethodSummary | None:
         return next((m for n, m in self.methods if n == name), None)
@@ -81,6 +85,23 @@ class FunctionSummary:
         """Its name for the callers' facts: `train`, or `Trainer.__init__`."""
         return f"{self.owner}.{self.name}" if self.owner else self.name
 
+
+@dataclass(frozen=True)
+class LoaderVerdict:
+    """Not a function: a dataset class of `path` whose `__getitem__` transfers the loaders of
+    another file may take over (DEV006 across files). That file reports, as if it called it,
+    whether its loops move the batches (`{"batches": <a loader on the CPU or the device>}`);
+    the class's file reads the joined verdict in its second pass."""
+
+    path: str
+    owner: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.owner}.<loaders>"  # never a method's name: no function is evaluated with it
+
+
+Callee = Union["FunctionSummary", LoaderVerdict]
 
 # What callers in other files pass to a file's functions: function name -> parameter -> the
 # arguments joined over every such call (None: some call's arguments cannot be matched).
@@ -185,7 +206,7 @@ def _struct(value: Value, collated: bool, depth: int) -> Value:
 
 
 def join_incoming(
-    calls: Iterable[tuple[FunctionSummary, dict[str, Value] | None]],
+    calls: Iterable[tuple[Callee, dict[str, Value] | None]],
 ) -> dict[str, dict[str, dict[str, Value]]]:
     """The arguments of every cross-file call joined per callee (path -> function ->
     parameter), keeping the parameters every call agrees on something definite about; a

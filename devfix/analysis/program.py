@@ -97,6 +97,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.callers_pass = view.callers_pass
         # Its top-level classes and functions that other files of the run name (project.py).
         self.named_elsewhere = view.named_elsewhere
+        self.named_by = view.named_by
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)

@@ -78,6 +78,7 @@ class ProjectView:
     callers_pass: dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
     named_elsewhere: frozenset[str] = frozenset()  # its top-level classes and functions other files name
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
+    named_by: dict[str, frozenset[str]] = field(default_factory=dict)  # those names -> the files that name them
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,9 @@ class ProjectFacts:
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
     unparseable: set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
     passed: dict[str, dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
-    elsewhere: dict[str, frozenset[str]] = field(
+    named_by: dict[str, dict[str, frozenset[str]]] = field(
         default_factory=dict
-    )  # display path -> top-level names other files name
+    )  # display path -> its top-level names other files name -> those files
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -129,8 +130,12 @@ class ProjectFacts:
             components=components,
             cuda_extensions=extensions,
             passed=callers_pass(files, index, defined),
-            elsewhere=named_in_other_files(files),
+            named_by=named_in_other_files(files),
         )
+
+    def elsewhere(self, path: str) -> frozenset[str]:
+        """The top-level names of `path` that other files of the run name."""
+        return frozenset(self.named_by.get(path, {}))
 
     def view(self, path: str, data: bytes) -> ProjectView:
         """A file may be analysed up to three times (its callers' arguments, its GPU-only
@@ -148,8 +153,9 @@ class ProjectFacts:
             self.gpu_only.get(path, frozenset()),
             imports_any(data, self.cuda_extensions) or imports_gpu_package(data),
             self.passed.get(path, {}),
-            self.elsewhere.get(path, frozenset()),
+            self.elsewhere(path),
             self.cuda_extensions,
+            self.named_by.get(path, {}),
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
@@ -564,9 +570,10 @@ def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
     return uses
 
 
-def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
+def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, frozenset[str]]]:
     """For each file, its top-level classes and functions whose name another file of the run
-    writes (an import, a call, a string): callers this file's analysis does not see."""
+    writes (an import, a call, a string), with those files: callers this file's analysis
+    does not see."""
     if len(files) < 2:
         return {}
     defined = {path: set(_TOP_NAME.findall(data)) for path, data in files}
@@ -578,7 +585,11 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, frozenset[
         for word in set(WORD.findall(data)) & wanted:
             seen_in.setdefault(word, set()).add(path)
     found = {
-        path: frozenset(n.decode("ascii", "replace") for n in names if seen_in.get(n, set()) - {path})
+        path: {
+            n.decode("ascii", "replace"): frozenset(seen_in[n] - {path})
+            for n in names
+            if seen_in.get(n, set()) - {path}
+        }
         for path, names in defined.items()
     }
     return {path: names for path, names in found.items() if names}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.classes import ClassInfo
+from devfix.analysis.datasets import class_transfers
 from devfix.analysis.functions import FunctionInfo
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
 from devfix.analysis.program import Program
@@ -129,7 +130,24 @@ def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
         methods=tuple(methods.items()),
         element=element,
         path=program.path,
+        moves_items_for=moves_items_for(tree, program, cls) if cls.kind == "dataset" else "",
     )
+
+
+def moves_items_for(tree: Tree, program: Program, cls: ClassInfo) -> str:
+    """The one other file that names a dataset class whose `__getitem__` moves its items to the
+    device, when that file's loaders may take the transfers over (DEV006 across files): every
+    transfer can go (nothing transforms the moved tensor), none is in `__init__`, and no loader
+    of this file reads the class. Only one such file, so that its loops alone decide."""
+    users = program.named_by.get(cls.node.name.value, frozenset())
+    if len(users) != 1 or program.data.parent.get(id(cls.node)) is not program.module:
+        return ""
+    transfers = class_transfers(tree, program, cls)
+    if not transfers or any(t.where != "__getitem__" or t.reason is not None for t in transfers):
+        return ""
+    if any(info.dataset.cls is cls.node for info in program.loaders.values()):
+        return ""
+    return next(iter(users))
 
 
 def _lineage(cls: ClassInfo) -> list[ClassInfo]:

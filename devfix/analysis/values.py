@@ -216,6 +216,20 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def on_host_only(value: Value) -> bool:
+    """Every tensor in `value` is on the CPU (a dataset item: a tensor, or a tuple or dict of them)."""
+    if value.kind is Kind.TENSOR:
+        return value.place is Place.CPU
+    if value.kind is Kind.HOST:
+        return True
+    if value.kind is not Kind.STRUCT:
+        return False
+    parts = [*(value.items or ()), *(item for _, item in value.keys or ())]
+    if value.items is None and value.keys is None:
+        parts = [value.element] if value.element is not None else []
+    return bool(parts) and all(on_host_only(part) for part in parts)
+
+
 def derived(
     kind: Kind, sources: Iterable[Value | None], *, grad: bool | None = None, scalar: bool = False, met: bool = False
 ) -> Value:
@@ -287,5 +301,10 @@ class Meeting:
             # device index into a CPU tensor fails
             (_, base), (_, index) = self.operands[:2]
             return takes_part(base) and takes_part(index) and base.place is Place.CPU and index.place is Place.DEVICE
+        if self.kind == "call" and self.module is not None and not self.module.neutral:
+            if self.module.place is Place.UNKNOWN:
+                # the arguments meet the weights, whose device devfix cannot tell: which of them
+                # is in the wrong place is unknown (a CPU `lengths` for `pack_padded_sequence`)
+                return False
         places = self.places()
         return Place.CPU in places and Place.DEVICE in places

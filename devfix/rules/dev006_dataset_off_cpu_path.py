@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import libcst as cst
@@ -88,6 +89,8 @@ for x, y in loader:
                 owner.setdefault(id(transfer.call), plan)
                 breaks[id(transfer.call)] = breaks.get(id(transfer.call), False) or plan.pins or plan.info.workers
         for key, transfer in transfers.items():
+            if transfer.linked is not None and all(verdicts[key]):
+                continue  # the dataset's own file removes them, told by this file's loops (below)
             if all(verdicts[key]):
                 yield self._hoist(ctx, transfer, owner[key])
             elif breaks[key]:
@@ -99,6 +102,13 @@ for x, y in loader:
                     f"{self._what(ctx, transfer)} cannot be moved out of the dataset with certainty: {reason}",
                     hint="move the tensor to the device in the training loop instead",
                 )
+        for transfer in facts.transfers_taken_over:
+            message = (
+                f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and "
+                f"pinning); moved out: the loops of {transfer_user(ctx, transfer)} move each batch"
+            )
+            receiver = cst.ensure_type(transfer.call.func, cst.Attribute).value
+            yield self.finding(transfer.call, message, [Replace(transfer.call, receiver)])
         for plan in plans:
             if plan.workers_on_device and not plan.blocked:
                 message = 'worker processes (`num_workers`) over a dataset whose tensors live on the device fail ("Cannot re-initialize CUDA in forked subprocess")'
@@ -109,6 +119,8 @@ for x, y in loader:
                 )
 
     def _what(self, ctx: RuleContext, transfer: Transfer) -> str:
+        if transfer.linked is not None:
+            return f"`{transfer.linked.node.name.value}.__getitem__` ({transfer.linked.path})"
         code = ctx.facts.code(transfer.call)
         if transfer.where == "TensorDataset":
             return f"`{code}` in a TensorDataset"
@@ -126,3 +138,13 @@ for x, y in loader:
             )
         message = f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and pinning); {then}"
         return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])
+
+
+def transfer_user(ctx: RuleContext, transfer: Transfer) -> str:
+    """The one other file whose loaders read the transfer's dataset class."""
+    klass = transfer.klass
+    users = ctx.facts.program.named_by.get(klass.node.name.value, frozenset()) if klass is not None else frozenset()
+    user = next(iter(users), None)
+    if user is None:
+        return "another file"
+    return os.path.relpath(user, os.path.dirname(ctx.facts.path) or ".").replace(os.sep, "/")
