@@ -25,7 +25,7 @@ from devfix import notebooks, parallel, suppressions
 from devfix.analysis import FileFacts, users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.linking import ModuleSummary, join_incoming
-from devfix.analysis.project import ProjectFacts
+from devfix.analysis.project import ProjectFacts, named_in_own_file
 from devfix.analysis.values import Value
 from devfix.config import Config
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace, apply_edits
@@ -281,6 +281,8 @@ def _process_programs(
     # Classes and functions that only GPU-only code builds or calls: their files once more,
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
     project.gpu_only.update(_gpu_only_users(reads, results))
+    for path, names in _used_only_by_broken_files(reads, results, project).items():
+        project.gpu_only[path] = project.gpu_only.get(path, frozenset()) | names
     for group in partial:
         # the cache and the workers give back no summaries: a group analysed once more needs its own first
         if any(reads[index].path in project.gpu_only and results[index] is not reads[index] for index in group):
@@ -378,6 +380,30 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
     return {path: names for path, names in found.items() if names}
 
 
+def _used_only_by_broken_files(
+    reads: Sequence[FileResult], results: Sequence[FileResult], project: ProjectFacts
+) -> dict[str, frozenset[str]]:
+    """Top-level classes and functions that only files Python cannot compile name (darts' Python 2
+    training scripts, `print "..."`): those scripts never run, so neither does this code. They
+    join the GPU-only users' names: devfix leaves code that never runs without a GPU alone."""
+    broken = set()
+    for read, result in zip(reads, results):
+        if result.error is not None and result.error.startswith("cannot parse"):
+            try:
+                compile(read.old, read.path, "exec")
+            except (SyntaxError, ValueError):
+                broken.add(read.path)
+    if not broken:
+        return {}
+    found: dict[str, frozenset[str]] = {}
+    for read in reads:
+        names = project.named_by.get(read.path, {})
+        dead = [name for name, users in names.items() if users <= broken and not named_in_own_file(read.old, name)]
+        if dead and read.path not in broken:
+            found[read.path] = frozenset(dead)
+    return found
+
+
 def _mentions_other_than_calls(data: bytes, names: frozenset[str]) -> bool:
     """A cheap text test before a parse: the file writes one of `names` somewhere that is not
     `name(`, an import line or its own `def`/`class` line. Only such a file can hand the class
@@ -406,7 +432,15 @@ def _may_matter(read: FileResult, project: ProjectFacts) -> bool:
         or b".cuda(" in read.old
         or _reexports(read)
         or project.imports_analysed(read.path, read.old)
+        or _configures_gpus(read, project)
     )
+
+
+def _configures_gpus(read: FileResult, project: ProjectFacts) -> bool:
+    """A configuration module of a project that names the GPU (`"gpu_train": True`,
+    `USE_CUDA = True`): its importers read the switch from its summary."""
+    several = project.index is not None and project.index.several
+    return several and any(word in read.old for word in (b"cuda", b"gpu", b"CUDA", b"GPU"))
 
 
 def _reexports(read: FileResult) -> bool:

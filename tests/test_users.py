@@ -39,3 +39,19 @@ def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
         "    print(model(torch.randint(0, 20, (1, 5)), steps=5).shape)\nexcept Exception as error:\n    print(error)\n"
     )
     assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"main.py": main})
+
+
+BROKEN = Path(__file__).parent / "fixtures" / "scripts_python_cannot_compile"
+
+
+def test_code_only_scripts_python_cannot_compile_use_is_left_alone(tmp_path):
+    """darts' Python 2 training scripts (`print "..."`) are the only users of its search model:
+    they never run, so neither does the model's `.cuda()`."""
+    shutil.copytree(BROKEN, tmp_path / "p")
+    assert project_findings(tmp_path / "p", {}) == []
+
+
+def test_a_script_python_can_run_makes_that_code_run(tmp_path):
+    shutil.copytree(BROKEN, tmp_path / "p")
+    search = "import torch\nfrom model_search import Network\n\nprint(Network(16, 10).new())\n"
+    assert "model_search.py:16 DEV002" in project_findings(tmp_path / "p", {"search.py": search})

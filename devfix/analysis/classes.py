@@ -46,6 +46,7 @@ class ClassInfo:
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
     dynamic: bool = False  # a method sets attributes wholesale (`self.__dict__.update(locals())`)
+    called_attrs: set[str] = field(default_factory=set)  # `self.x(...)`, `self.x.conv1(...)`: used as layers
     bases: tuple[ClassInfo, ...] = ()
     linked: ClassSummary | None = None  # a class of another project file, as its summary says
 
@@ -102,6 +103,14 @@ class ClassInfo:
             (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and v.grad) for v in self.attrs.values()
         ):
             return True
+        if any(
+            name in self.called_attrs
+            and value.kind is Kind.OTHER
+            and value.place is Place.UNKNOWN
+            and value.qual is None
+            for name, value in self.attrs.items()
+        ):
+            return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights
         return any(base.has_state for base in self.bases)
 
 
@@ -137,6 +146,27 @@ def _known_base(qual: str) -> bool:
     """A base class devfix knows is not a module: the standard library's, or torch's own."""
     top = qual.split(".")[0]
     return bool(top) and (top in STDLIB or top == "torch")
+
+
+# Methods of what a class commonly keeps besides layers (options, loggers, tensors, lists):
+# `self.opt.get(...)` is no layer call.
+_NOT_LAYER_METHODS = frozenset(
+    {"get", "items", "keys", "values", "append", "extend", "update", "pop", "info", "debug", "warning", "error",
+     "format", "split", "strip", "lower", "upper", "item", "size", "numel", "dim", "to", "cuda", "cpu", "detach",
+     "clone", "float", "long", "half", "view", "reshape", "unsqueeze", "squeeze", "numpy", "tolist", "copy"}
+)  # fmt: skip
+
+
+def _layer_call(func: cst.BaseExpression, self_name: str | None) -> str | None:
+    """`x` of `self.x(...)` or `self.x.conv1(...)`: an attribute used the way layers are."""
+    if not isinstance(func, cst.Attribute) or self_name is None:
+        return None
+    owner = func.value
+    if isinstance(owner, cst.Name) and owner.value == self_name:
+        return func.attr.value  # a method's name too: only attributes set to a value count
+    if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == self_name:
+        return owner.attr.value if func.attr.value not in _NOT_LAYER_METHODS else None
+    return None
 
 
 def _registers_module(func: cst.BaseExpression, call: cst.Call, self_name: str | None) -> bool:
@@ -598,11 +628,25 @@ class ClassFlow(FlowState):
 
     def note_linked_forward(self, module: Value, args: Args) -> None:
         """`criterion(logits, y)` with a module class of another file: that file's `forward` sees
-        the tensors passed here (a plain tensor attribute it meets them with: DEV012 there)."""
+        the tensors passed here (a plain tensor attribute it meets them with: DEV012 there); with
+        one of this file, its `forward` sees them in the next pass, as a function its calls."""
         cls = self.classes.get(id(module.cls)) if module.cls is not None else None
-        if cls is None or cls.linked is None or cls.linked.kind != "module" or module.place is not Place.DEVICE:
+        if cls is None or cls.kind != "module" or module.place is not Place.DEVICE:
             return
-        self.note_linked_call(_method_of(cls.linked, "forward"), args)
+        if cls.linked is not None:
+            if cls.linked.kind == "module":
+                self.note_linked_call(_method_of(cls.linked, "forward"), args)
+            return
+        forward = cls.methods.get("forward")
+        info = self.functions.get(id(forward)) if forward is not None else None
+        if info is None or info.world != "module" or any(arg.star for arg, _ in args):
+            return
+        names = [p.name.value for p in info.parameters()][1:]
+        for index, (arg, value) in enumerate(args):
+            name = calls.parameter_name(arg, index, names)
+            if name is not None and name in names:
+                info.pending[name] = join(info.pending[name], value) if name in info.pending else value
+        info.pending_calls += 1
 
     def _host_parameters(self, info: FunctionInfo) -> set[str]:
         """Parameters handed straight to host-side code (pack lengths, NumPy) in `info`."""
@@ -745,6 +789,9 @@ class ClassFlow(FlowState):
                     and func.value.value == self_name
                 ):
                     self_calls.setdefault(name, set()).add(func.attr.value)
+                layer = _layer_call(func, self_name)
+                if layer is not None:
+                    klass.called_attrs.add(layer)
         # `__init__` registers by hand, itself or through a helper of the class
         # (`self._add_to_parameters(layer.parameters(), ...)`)
         klass.registers_by_hand = "__init__" in by_hand or bool(self_calls.get("__init__", set()) & by_hand)

@@ -441,7 +441,11 @@ def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
     if iterable.kind is Kind.STRUCT:
         return iterable.element if iterable.element is not None else UNKNOWN
     if iterable.kind is Kind.TENSOR:
-        return iterable  # rows of a tensor; or, of a member that may be a `ModuleList`, its layers
+        if iterable.member:
+            # a member may be a `ModuleList`: its layers (members, whose `.to()` is in place), or
+            # a parameter's rows; what attributes they hold may have been cached without grad
+            return replace(iterable, grad=False)
+        return iterable
     if iterable.kind is Kind.MODULE:
         return Value(Kind.MODULE, iterable.place, iterable.origins)  # layers of a container
     if iterable.kind is Kind.HOST:

@@ -551,12 +551,12 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                 return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
-            passed = self.arguments_of(info).get(name)  # from callers in other files, to a moved module
+            passed = self.arguments_of(info).get(name)  # from the callers of a moved module (this file's or others')
             if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
                 return Value(
                     Kind.TENSOR,
                     Place.DEVICE,
-                    frozenset({Origin("param", param, name=name, note="callers in other files")}),
+                    frozenset({Origin("param", param, name=name, note="callers of the moved module")}),
                 )
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
         known = self.arguments_of(info)

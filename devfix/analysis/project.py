@@ -595,6 +595,23 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
     return {path: names for path, names in found.items() if names}
 
 
+def named_in_own_file(data: bytes, name: str) -> bool:
+    """The file writes `name` outside its own top-level `def`/`class` block (a call of it from
+    another function, a `__main__` block): a use of it in this file."""
+    token = name.encode()
+    word = re.compile(rb"\b" + re.escape(token) + rb"\b")
+    inside = False
+    for line in COMMENT.sub(b"", data).splitlines():
+        if line[:1].strip():
+            match = _TOP_NAME.match(line)
+            inside = match is not None and match.group(1) == token
+            if inside:
+                continue
+        if not inside and word.search(line):
+            return True
+    return False
+
+
 def script_functions(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, list[tuple[str, bytes]]]:
     """For each file outside an installed library that looks nothing up by a computed name, its
     top-level functions and the methods of its closed classes, as ("train", b"train") and

@@ -51,6 +51,8 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
     if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or (value.kind is Kind.OTHER and value.attrs):
         return exported(value)
+    if value.kind is Kind.STRUCT and value.keys:
+        return exported(value)  # a configuration dict: `cfg_mnet = {"gpu_train": True, ...}`
     return None
 
 
