@@ -214,6 +214,7 @@ def _what_the_run_tells(path: str, data: bytes, project: ProjectFacts) -> str:
             sorted(project.unreferenced.get(path, ())),
             missing,
             imports_any(data, project.cuda_extensions),
+            path in project.builds_cuda_on_import,
             passed,
             sorted((name, sorted(users)) for name, users in project.named_by.get(path, {}).items()),
             project.chooses_gpus_elsewhere(path),

@@ -46,6 +46,9 @@ _TOP_IMPORT = re.compile(
     rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE
 )
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
+# `_backend = load(name="inplace_abn", sources=[..."inplace_abn_cuda.cu"])` at a module's top:
+# importing the module compiles CUDA code, which needs the CUDA toolkit and a GPU.
+_JIT_LOAD = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*=[ \t]*(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:")
@@ -92,6 +95,9 @@ class ProjectFacts:
     gpu_only: dict[str, frozenset[str]] = field(default_factory=dict)  # filled by the engine (users.py)
     missing: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
+    # files that compile CUDA code when imported (`cpp_extension.load`), and the files importing
+    # them at their top, directly or not: none of them can run without a GPU
+    builds_cuda_on_import: frozenset[str] = frozenset()
     unparseable: set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
     passed: dict[str, dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
     named_by: dict[str, dict[str, frozenset[str]]] = field(
@@ -131,6 +137,7 @@ class ProjectFacts:
             cuda_extensions=extensions,
             passed=callers_pass(files, index, defined),
             named_by=named_in_other_files(files),
+            builds_cuda_on_import=builds_cuda_on_import(files, index),
         )
 
     def elsewhere(self, path: str) -> frozenset[str]:
@@ -151,7 +158,7 @@ class ProjectFacts:
             self.unreferenced.get(path, frozenset()),
             self.missing[path],
             self.gpu_only.get(path, frozenset()),
-            imports_any(data, self.cuda_extensions) or imports_gpu_package(data),
+            imports_any(data, self.cuda_extensions) or imports_gpu_package(data) or path in self.builds_cuda_on_import,
             self.passed.get(path, {}),
             self.elsewhere(path),
             self.cuda_extensions,
@@ -593,6 +600,30 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
         for path, names in defined.items()
     }
     return {path: names for path, names in found.items() if names}
+
+
+def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:
+    """The files that compile CUDA sources at their top (`_backend = load(..., sources=[...".cu"])`
+    of `torch.utils.cpp_extension`), and every file whose top-level imports reach one."""
+    found = {
+        path
+        for path, data in files
+        if b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data)
+    }
+    if not found:
+        return frozenset()
+    importers: dict[str, list[str]] = {}
+    for path, data in files:
+        top = b"\n".join(line for line in data.splitlines() if line.startswith((b"import ", b"from ")))
+        for imported in index.imports(path, top):
+            importers.setdefault(imported, []).append(path)
+    todo = list(found)
+    while todo:
+        for importer in importers.get(todo.pop(), []):
+            if importer not in found:
+                found.add(importer)
+                todo.append(importer)
+    return frozenset(found)
 
 
 def named_in_own_file(data: bytes, name: str) -> bool:
