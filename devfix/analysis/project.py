@@ -482,7 +482,7 @@ def unreferenced_functions(
     defined = script_functions(files, index) if defined is None else defined
     definitions: Counter[bytes] = Counter()
     for _path, data in files:
-        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", data))
+        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", COMMENT.sub(b"", data)))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
@@ -491,14 +491,17 @@ def unreferenced_functions(
     # (`torch.load`): for methods, neither counts.
     method_counts: Counter[bytes] = Counter()
     for _, data in files:
-        counts.update(word for word in WORD.findall(data) if word in wanted)
-        code = COMMENT.sub(b"", data)
+        code = COMMENT.sub(b"", data)  # `# create_submission(model)`, a call commented out, is no use
+        counts.update(word for word in WORD.findall(code) if word in wanted)
         modules = _imported_modules(code)
         method_counts.update(word for word in WORD.findall(code) if word in wanted)
         method_counts.subtract(
             name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules
         )
-    own = {path: _own_uses(data, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files}
+    own = {
+        path: _own_uses(COMMENT.sub(b"", data), {n for n in _TOP_DEF.findall(data) if n in wanted})
+        for path, data in files
+    }
     everyone: Counter[bytes] = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
         everyone.update(uses)

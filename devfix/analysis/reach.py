@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.program import Program
+from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree, reads_unbound_name
 
 
@@ -371,8 +372,8 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
     """A top-level, undecorated function of a script, or a method of a top-level plain class
     there, that nothing in the run refers to (project.py): dead code, whose hard-coded CUDA
     crashes nobody and whose `torch.load` loads nothing."""
-    if function.decorators:
-        return False
+    if not all(_only_wraps(decorator.decorator) for decorator in function.decorators):
+        return False  # `@app.route(...)`, `@register`: others may call it by what the decorator did
     parent = tree.parent(function)
     if parent is tree.module:
         return function.name.value in program.unreferenced
@@ -382,6 +383,19 @@ def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool
         and tree.parent(owner) is tree.module
         and f"{owner.name.value}.{function.name.value}" in program.unreferenced
     )
+
+
+# Decorators that only wrap the function, never hand it to other code.
+_WRAPPING_DECORATORS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad", "inference_mode",
+     "functools.lru_cache", "lru_cache", "functools.cache", "functools.wraps", "staticmethod", "classmethod"}
+)  # fmt: skip
+
+
+def _only_wraps(decorator: cst.BaseExpression) -> bool:
+    """`@torch.no_grad()`, `@lru_cache(...)`: the function is still called only by its name."""
+    name = dotted_name(decorator.func if isinstance(decorator, cst.Call) else decorator)
+    return name in _WRAPPING_DECORATORS
 
 
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition: cst.ClassDef | cst.FunctionDef) -> bool:
