@@ -292,6 +292,12 @@ class Tree:
         return f"'{text}'" if self.prefers_single_quotes else f'"{text}"'
 
     # -- positions (only for what is reported) ---------------------------------------------------
+    def module_bytes(self) -> bytes:
+        """`self.module.bytes`, from the code generation the positions already made."""
+        if self._positions is None:
+            self._positions = _starts(self.module)
+        return self._positions.text.encode(self.module.encoding)
+
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based line and column of `node` in this (original) module: where LibCST's
         PositionProvider starts it (see `_Starts`)."""
@@ -321,6 +327,7 @@ class _Starts(CodegenState):
     where its code starts), at a fraction of its cost: the provider builds two position
     objects per node and splits every token on newlines, which costs twice the parse."""
 
+    text: str = ""  # the module's code, as `Module.code` generates it
     offset: int = 0
     offsets: dict[int, int] = field(default_factory=dict)  # id(node) -> start offset
     line_ends: list[int] = field(default_factory=list)  # offset just after each newline
@@ -356,5 +363,6 @@ class _Starts(CodegenState):
 def _starts(module: cst.Module) -> _Starts:
     state = _Starts(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(state)
-    state.line_ends = [match.end() for match in _NEWLINE.finditer("".join(state.tokens))]
+    state.text = "".join(state.tokens)
+    state.line_ends = [match.end() for match in _NEWLINE.finditer(state.text)]
     return state
