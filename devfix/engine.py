@@ -429,7 +429,7 @@ def _process(
     project: ProjectFacts,
     incoming: dict[str, dict[str, Value]] | None,
 ) -> None:
-    problem, python_error = _precheck(source)
+    problem, python_error, cpython = _precheck(source)
     if problem:
         result.error = problem
         return
@@ -444,11 +444,12 @@ def _process(
     if silenced.skip_file:
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    _run(module, rules, config, fix, result, project, silenced, incoming)
+    _run(module, rules, config, fix, result, project, silenced, incoming, cpython=cpython)
 
 
-def _precheck(source: bytes) -> tuple[str | None, str | None]:
-    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error).
+def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
+    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error,
+    whether CPython parsed it).
 
     CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
     its verdict on depth is taken first. A plain syntax error is not final — LibCST also
@@ -459,15 +460,15 @@ def _precheck(source: bytes) -> tuple[str | None, str | None]:
     except SyntaxError as error:
         message = f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
         if "too many nested" in str(error.msg) or "too many levels" in str(error.msg):
-            return f"cannot parse: {message}", None
-        return None, message
+            return f"cannot parse: {message}", None, False
+        return None, message, False
     except (RecursionError, MemoryError):
-        return TOO_DEEP, None
+        return TOO_DEEP, None, False
     except Exception:  # noqa: BLE001 - e.g. ValueError for NUL bytes: let LibCST report it
-        return None, None
+        return None, None, False
     if _depth(tree) > MAX_NESTING:
-        return TOO_DEEP, None
-    return None, None
+        return TOO_DEEP, None, False
+    return None, None, True
 
 
 def _depth(tree: ast.AST) -> int:
@@ -499,8 +500,11 @@ def _run(
     project: ProjectFacts,
     silenced: suppressions.Suppressions,
     incoming: dict[str, dict[str, Value]] | None = None,
+    *,
+    cpython: bool = False,
 ) -> None:
-    """One analysis, every rule, one application of the fixes (with `fix`, into `result.new`)."""
+    """One analysis, every rule, one application of the fixes (with `fix`, into `result.new`).
+    `cpython`: CPython's parser reads the original, and so must read the fixed file."""
     facts = FileFacts(
         module,
         device_style=config.device_style,
@@ -534,7 +538,7 @@ def _run(
         default = {rule.code for rule in BY_CODE.values() if rule.enabled_by_default}
         result.suppression_notes = suppressions.audit(silenced, used, BY_CODE.keys(), enabled, default <= enabled)
     declarations = _declarations(ctx, wanted)
-    new_bytes, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
+    new_bytes, fixed, dropped = _apply_checked(module, facts, wanted + declarations, cpython)
     for finding in [*findings, *declarations]:
         if finding in dropped:
             status, hint = (
@@ -678,7 +682,7 @@ def _share_the_module_declaration(
 
 
 def _apply_checked(
-    module: cst.Module, facts: FileFacts, findings: list[Finding]
+    module: cst.Module, facts: FileFacts, findings: list[Finding], cpython: bool = False
 ) -> tuple[bytes, list[Finding], list[Finding]]:
     """Apply `findings`; if the result does not parse, drop the fixes that break it alone.
 
@@ -687,23 +691,30 @@ def _apply_checked(
     (reported as internal errors, never written).
     """
     new_module, fixed = _apply(module, facts, findings)
-    code = _code_that_parses(new_module) if fixed else b""
+    code = _code_that_parses(new_module, cpython) if fixed else b""
     if not fixed or code is not None:
         return code or b"", fixed, []
-    dropped = [f for f in fixed if _code_that_parses(_apply(module, facts, [f])[0]) is None]
+    dropped = [f for f in fixed if _code_that_parses(_apply(module, facts, [f])[0], cpython) is None]
     keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
     new_module, fixed = _apply(module, facts, keep)
-    code = _code_that_parses(new_module) if fixed else b""
+    code = _code_that_parses(new_module, cpython) if fixed else b""
     if code is None:
         raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
     return code, fixed, dropped
 
 
-def _code_that_parses(module: cst.Module) -> bytes | None:
-    """The module's bytes, or None if they do not parse (generated once, checked and kept)."""
+def _code_that_parses(module: cst.Module, cpython: bool) -> bytes | None:
+    """The module's bytes, or None if they do not parse (generated once, checked and kept).
+
+    A file the running Python parsed is checked with CPython's parser, a tenth of LibCST's
+    cost (and what matters: the fixed program must run); a file with syntax newer than the
+    running Python, with LibCST's."""
     code = module.bytes
     try:
-        cst.parse_module(code)
+        if cpython:
+            ast.parse(code)
+        else:
+            cst.parse_module(code)
     except Exception:  # noqa: BLE001
         return None
     return code
