@@ -82,9 +82,12 @@ def is_rewrite(edit: Edit) -> bool:
 
 
 class _Applier(cst.CSTTransformer):
-    def __init__(self, plan: _Plan) -> None:
+    def __init__(self, plan: _Plan, only: set[int] | None = None) -> None:
         super().__init__()
         self.plan = plan
+        # With `only` (the ids of the edited nodes and their ancestors), the other subtrees are
+        # left as they are, not rebuilt: LibCST's transformer costs about a parse per file.
+        self.only = only
         self.blocks: list[cst.CSTNode] = []  # enclosing Module / IndentedBlock, innermost last
         # Comment lines of removed statements, waiting for the next statement of their block.
         self.orphans: dict[int, list[cst.EmptyLine]] = {}
@@ -92,7 +95,8 @@ class _Applier(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
             self.blocks.append(node)
-        return True
+        # a node not visited still has its `on_leave`: a statement after a removed one adopts its comments
+        return self.only is None or id(node) in self.only
 
     def on_leave(  # type: ignore[override]  # a replacement need not be of its original's type
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
@@ -187,6 +191,7 @@ def apply_edits(
     rewrites = _Rewrites(ancestors)
     applied: set[int] = set()
     subsumed: set[int] = set()
+    edited: set[int] = set()  # the nodes of the edits applied and their ancestors: all the transformer visits
     # Removals first: an edit inside a removed statement is then subsumed, whichever rule made it.
     for edit in sorted(edits, key=lambda e: not _removes(e)):
         node = edit.node
@@ -211,9 +216,11 @@ def apply_edits(
         if is_rewrite(edit):
             rewrites.add(edit)
         applied.add(id(edit))
+        edited.add(key)
+        edited.update(id(ancestor) for ancestor in ancestors(node))
     if not applied:
         return module, applied, subsumed
-    return module.visit(_Applier(plan)), applied, subsumed
+    return module.visit(_Applier(plan, edited)), applied, subsumed
 
 
 class _Rewrites:

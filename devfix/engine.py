@@ -463,7 +463,7 @@ def _process(
     project: ProjectFacts,
     incoming: dict[str, dict[str, Value]] | None,
 ) -> None:
-    problem, python_error = _precheck(source)
+    problem, python_error, cpython = _precheck(source)
     if problem:
         result.error = problem
         return
@@ -478,20 +478,12 @@ def _process(
     if silenced.skip_file:
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    fixed_module = _run(module, rules, config, fix, result, project, silenced, incoming)
-    if fix and fixed_module is not module:
-        if module.bytes != source:
-            # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
-            # lose the final newline): writing them back would corrupt them. Checked only
-            # before a write — it costs a full code generation — since nothing else can harm.
-            result.diagnostics = []
-            result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
-            return
-        result.new = fixed_module.bytes
+    _run(module, rules, config, fix, result, project, silenced, incoming, cpython=cpython)
 
 
-def _precheck(source: bytes) -> tuple[str | None, str | None]:
-    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error).
+def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
+    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error,
+    whether CPython parsed it).
 
     CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
     its verdict on depth is taken first. A plain syntax error is not final — LibCST also
@@ -502,15 +494,15 @@ def _precheck(source: bytes) -> tuple[str | None, str | None]:
     except SyntaxError as error:
         message = f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
         if "too many nested" in str(error.msg) or "too many levels" in str(error.msg):
-            return f"cannot parse: {message}", None
-        return None, message
+            return f"cannot parse: {message}", None, False
+        return None, message, False
     except (RecursionError, MemoryError):
-        return TOO_DEEP, None
+        return TOO_DEEP, None, False
     except Exception:  # noqa: BLE001 - e.g. ValueError for NUL bytes: let LibCST report it
-        return None, None
+        return None, None, False
     if _depth(tree) > MAX_NESTING:
-        return TOO_DEEP, None
-    return None, None
+        return TOO_DEEP, None, False
+    return None, None, True
 
 
 def _depth(tree: ast.AST) -> int:
@@ -542,8 +534,11 @@ def _run(
     project: ProjectFacts,
     silenced: suppressions.Suppressions,
     incoming: dict[str, dict[str, Value]] | None = None,
-) -> cst.Module:
-    """One analysis, every rule, one application of the fixes."""
+    *,
+    cpython: bool = False,
+) -> None:
+    """One analysis, every rule, one application of the fixes (with `fix`, into `result.new`).
+    `cpython`: CPython's parser reads the original, and so must read the fixed file."""
     facts = FileFacts(
         module,
         device_style=config.device_style,
@@ -562,7 +557,7 @@ def _run(
         result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
         result.uses = users.calls(facts.tree, facts.program)
     if not facts.uses_torch:
-        return module
+        return
     ctx = RuleContext(facts, config, module)
     everything = _unique(facts, _run_rules(ctx, rules))
     findings = [f for f in everything if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
@@ -577,7 +572,7 @@ def _run(
         default = {rule.code for rule in BY_CODE.values() if rule.enabled_by_default}
         result.suppression_notes = suppressions.audit(silenced, used, BY_CODE.keys(), enabled, default <= enabled)
     declarations = _declarations(ctx, wanted)
-    new_module, fixed, dropped = _apply_checked(module, facts, wanted + declarations)
+    new_bytes, fixed, dropped = _apply_checked(module, facts, wanted + declarations, cpython)
     for finding in [*findings, *declarations]:
         if finding in dropped:
             status, hint = (
@@ -614,7 +609,15 @@ def _run(
         for node in facts.undecided()
         if facts.position(node) not in reported
     ]
-    return new_module if fix and fixed else module
+    if fix and fixed:
+        if facts.tree.module_bytes() != result.old:
+            # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
+            # lose the final newline): writing them back would corrupt them. Checked only
+            # before a write, since nothing else can harm (the positions' code generation).
+            result.diagnostics = []
+            result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
+            return
+        result.new = new_bytes
 
 
 def _source(module: cst.Module, node: cst.CSTNode) -> str:
@@ -713,30 +716,42 @@ def _share_the_module_declaration(
 
 
 def _apply_checked(
-    module: cst.Module, facts: FileFacts, findings: list[Finding]
-) -> tuple[cst.Module, list[Finding], list[Finding]]:
+    module: cst.Module, facts: FileFacts, findings: list[Finding], cpython: bool = False
+) -> tuple[bytes, list[Finding], list[Finding]]:
     """Apply `findings`; if the result does not parse, drop the fixes that break it alone.
 
-    Returns the new module, the findings fixed, and the findings dropped for producing code
-    that does not parse (reported as internal errors, never written).
+    Returns the new file's bytes (those of the original module when nothing is fixed), the
+    findings fixed, and the findings dropped for producing code that does not parse
+    (reported as internal errors, never written).
     """
     new_module, fixed = _apply(module, facts, findings)
-    if not fixed or _parses(new_module):
-        return new_module, fixed, []
-    dropped = [f for f in fixed if not _parses(_apply(module, facts, [f])[0])]
+    code = _code_that_parses(new_module, cpython) if fixed else b""
+    if not fixed or code is not None:
+        return code or b"", fixed, []
+    dropped = [f for f in fixed if _code_that_parses(_apply(module, facts, [f])[0], cpython) is None]
     keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
     new_module, fixed = _apply(module, facts, keep)
-    if fixed and not _parses(new_module):
+    code = _code_that_parses(new_module, cpython) if fixed else b""
+    if code is None:
         raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
-    return new_module, fixed, dropped
+    return code, fixed, dropped
 
 
-def _parses(module: cst.Module) -> bool:
+def _code_that_parses(module: cst.Module, cpython: bool) -> bytes | None:
+    """The module's bytes, or None if they do not parse (generated once, checked and kept).
+
+    A file the running Python parsed is checked with CPython's parser, a tenth of LibCST's
+    cost (and what matters: the fixed program must run); a file with syntax newer than the
+    running Python, with LibCST's."""
+    code = module.bytes
     try:
-        cst.parse_module(module.bytes)
+        if cpython:
+            ast.parse(code)
+        else:
+            cst.parse_module(code)
     except Exception:  # noqa: BLE001
-        return False
-    return True
+        return None
+    return code
 
 
 class _Unparseable(Exception):

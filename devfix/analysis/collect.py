@@ -60,11 +60,45 @@ class Collected:
         return nodes[bisect_right(orders, start) : bisect_right(orders, end)]
 
 
-class _Collector(cst.CSTVisitor):
-    def __init__(self, data: Collected) -> None:
+class _Probe(cst.CSTVisitor):
+    """Records the attributes LibCST visits, in its order, without going below them."""
+
+    def __init__(self) -> None:
         super().__init__()
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+_ABSENT = cst.MaybeSentinel.DEFAULT
+
+
+def _fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The attributes of `node`'s type that hold its children, in the order LibCST's visitors
+    visit them (lexical order, which is not always the order of the dataclass's fields).
+    Learnt once per type from LibCST itself: its `_visit_and_replace_children` visits the
+    same attributes in the same order whatever their values, except the `format_spec` of an
+    f-string's (or t-string's) `{...}`, visited last and only when there is one."""
+    probe = _Probe()
+    node._visit_and_replace_children(probe)
+    if hasattr(node, "format_spec") and "format_spec" not in probe.fields:
+        probe.fields.append("format_spec")
+    fields = _FIELDS[type(node)] = tuple(dict.fromkeys(probe.fields))
+    return fields
+
+
+class _Collector:
+    """Walks the tree itself rather than through `CSTNode.visit`: LibCST's visitor calls two
+    hooks per attribute and rebuilds (and validates) every node on the way up, which cost
+    more than the native parse; this walk reads the same children in the same order."""
+
+    def __init__(self, data: Collected) -> None:
         self.data = data
-        self.stack: list[cst.CSTNode] = []
         self.scope_stack: list[Scope] = [data.module_scope]
         self.counter = 0
         # by the node's exact type: each handler takes nodes of its own type
@@ -95,23 +129,31 @@ class _Collector(cst.CSTVisitor):
         self.scope_owners = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
     # -- generic bookkeeping -------------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def walk(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        """Preorder: each node's parent and index, its handler, then its children."""
         data = self.data
         key = id(node)
-        data.parent[key] = self.stack[-1] if self.stack else None
+        data.parent[key] = parent
         data.order[key] = self.counter
         self.counter += 1
-        self.stack.append(node)
-        handler = self.handlers.get(type(node))
+        kind = type(node)
+        handler = self.handlers.get(kind)
         if handler is not None:
             handler(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
-        if isinstance(original_node, self.scope_owners):
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _fields(node)
+        walk = self.walk
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                for child in value:
+                    walk(child, node)
+            elif value is not None and value is not _ABSENT:  # LibCST visits nothing else
+                walk(value, node)
+        if handler is not None and isinstance(node, self.scope_owners):
             self.scope_stack.pop()
-            self.data.end_order[id(original_node)] = self.counter - 1
+            data.end_order[key] = self.counter - 1
 
     # -- bindings ------------------------------------------------------------------------
     @property
@@ -266,5 +308,5 @@ class _Collector(cst.CSTVisitor):
 
 def collect(module: cst.Module) -> Collected:
     data = Collected(module)
-    module.visit(_Collector(data))
+    _Collector(data).walk(module, None)
     return data

@@ -78,8 +78,10 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if self._distributed(ctx):
             return  # a multi-process program picks a GPU per rank by design
         for call in facts.data.calls:
-            if facts.value(call) is None or not self._runs_without_gpu(ctx, call):
-                continue  # never runs, or only where there is a GPU
+            if facts.value(call) is None or not _may_hard_code_cuda(ctx, call):
+                continue  # never runs, or nothing `_check_call` looks at
+            if not self._runs_without_gpu(ctx, call):
+                continue  # only where there is a GPU
             finding = self._check_call(ctx, call)
             if finding is not None:
                 yield finding
@@ -254,6 +256,19 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
+
+
+def _may_hard_code_cuda(ctx: RuleContext, call: cst.Call) -> bool:
+    """What `_check_call` can report at all: a CUDA-only statement, `.cuda(...)`, `.to(...)`, or
+    a `device=`/`map_location=` argument. Asked first, as it costs nothing, while the question
+    whether the call runs without a GPU walks its ancestors and its function's callers."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
+        return True
+    if any(arg.keyword is not None and arg.keyword.value in ("device", "map_location") for arg in call.args):
+        return True
+    callee = ctx.facts.value(func)
+    return callee is not None and callee.qual in api.CUDA_ONLY_STATEMENTS
 
 
 def _with_device_in(ctx: RuleContext, call: cst.Call, arg: cst.Arg) -> Callable[[str], cst.CSTNode]:
