@@ -145,6 +145,10 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
     qual = callee.qual or ""
     if callee.kind is Kind.DEVICE:
         # `torch.cuda.FloatTensor(...)`, `Tensor(...)` with `Tensor = torch.cuda.FloatTensor if cuda else ...`
+        if _keyword(args, "device") is not None:
+            # `torch.FloatTensor(size, device=x.device)`: the author placed it (a legacy constructor
+            # refuses a CUDA device, which no `.to()` after it can mend)
+            return Value(Kind.TENSOR, Place.UNKNOWN)
         origin = Origin("cuda-type" if callee.place is Place.DEVICE else "host", node)
         return Value(
             Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset()

@@ -108,6 +108,7 @@ class ClassInfo:
             and value.kind is Kind.OTHER
             and value.place is Place.UNKNOWN
             and value.qual is None
+            and value.cls is None  # not an instance of a plain class devfix knows (`DistModel()`)
             for name, value in self.attrs.items()
         ):
             return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights

@@ -70,6 +70,14 @@ def _flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
     )
 
 
+def _option_key(node: cst.BaseExpression) -> str | None:
+    """`opt["data.cuda"]`, `cfg["use_gpu"]`: an option read by its key, named by its last part."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = operations.string_of(node.slice[0].slice.value)
+        return key.split(".")[-1] if key else None
+    return None
+
+
 def _switch_passed_on(frame: Frame, node: cst.BaseExpression) -> bool:
     """`node` is a name that says "use the GPU" and that some call of the file passes on, or a
     parameter (`def fit_one_epoch(..., cuda)`: its callers' switch)."""
@@ -491,7 +499,7 @@ class Frame:
             name = (
                 node.attr.value
                 if isinstance(node, cst.Attribute)
-                else (node.value if isinstance(node, cst.Name) else None)
+                else (node.value if isinstance(node, cst.Name) else _option_key(node))
             )
             # a module method's parameter is taken for an activation of unknown place until
             # shown otherwise; one named `use_cuda` that a condition tests is a flag

@@ -79,9 +79,12 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
-        choice = facts.devices.in_reach_or_planned(call)
+        moved_after = _moved_after(facts, call)
+        # a whole model the program moves itself afterwards (`if opt.cuda: model.cuda()`) loads
+        # on the CPU: loading it onto a device would override that choice
+        choice = None if moved_after else facts.devices.in_reach_or_planned(call)
         code = choice.code if choice is not None else None
-        if code is None and (_feeds_load_state_dict(facts, call) or _moved_after(facts, call)):
+        if code is None and (_feeds_load_state_dict(facts, call) or moved_after):
             code = facts.quote("cpu")
         if code is None:
             return self.finding(call, message, hint='pass `map_location=` (the device the program uses, or "cpu")')

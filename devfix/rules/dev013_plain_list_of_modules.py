@@ -202,7 +202,7 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
 
 def _registered_through_a_container(ctx: RuleContext, assign: cst.Assign, attr: str) -> bool:
     """`self.fc = nn.Sequential(self.noisy_layers[0], nn.ReLU(), self.noisy_layers[1])` (or
-    `nn.Sequential(*self.noisy_layers)`) in the same method: the plain list is only an alias
+    `nn.Sequential(*self.noisy_layers)`, `nn.ModuleList(self.layer_list)`) in the same method: the plain list is only an alias
     of layers a registered container holds, so they are moved, trained and saved."""
     facts = ctx.facts
     method = facts.tree.enclosing(assign, cst.FunctionDef)
@@ -217,6 +217,8 @@ def _registered_through_a_container(ctx: RuleContext, assign: cst.Assign, attr: 
                 alias = arg.value  # `nn.Sequential(*self.layers)`
             elif arg.star == "" and isinstance(arg.value, cst.Subscript):
                 alias = arg.value.value  # `nn.Sequential(self.layers[0], ...)`
+            elif arg.star == "":
+                alias = arg.value  # `self.layer = nn.ModuleList(self.layer_list)`
             else:
                 continue
             if isinstance(alias, cst.Attribute) and alias.attr.value == attr and isinstance(alias.value, cst.Name):
