@@ -179,8 +179,6 @@ class FileFacts:
         program = self.program
         if any(place is Place.DEVICE for _, _, place in program.module_moves + program.tensor_moves):
             return True
-        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda" for c in self.data.calls):
-            return True  # `model.cuda()` on a model of a class devfix cannot see is still a GPU program
         return any(
             v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
             for v in program.bound.values()
