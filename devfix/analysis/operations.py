@@ -168,7 +168,7 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
                 position = int(key_node.value, 0)
                 if -len(base.items) <= position < len(base.items):
                     frame.program.note_access(base, "index")
-                    return base.items[position]
+                    return frame.place_of(base.items[position])  # a module moved since: where it is now
             text = string_of(key_node)
             if text is not None:
                 frame.program.note_access(base, "key")
@@ -424,7 +424,7 @@ def comprehension(frame: Frame, node: cst.BaseSimpleComp | cst.DictComp) -> Valu
         element = frame.expr(node.value)
     else:
         element = frame.expr(node.elt)
-    frame.restore(saved)
+    frame.restore((saved[0], frame.heap))  # its names are its own; what it did to modules stays
     program.values[id(node)] = struct(element=element)
     return struct(element=element)
 
@@ -439,7 +439,7 @@ def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
         element = iterable.element if iterable.element is not None else UNKNOWN
         return batch_of(element, source)
     if iterable.kind is Kind.STRUCT:
-        return iterable.element if iterable.element is not None else UNKNOWN
+        return frame.place_of(iterable.element) if iterable.element is not None else UNKNOWN
     if iterable.kind is Kind.TENSOR:
         if iterable.member:
             # a member may be a `ModuleList`: its layers (members, whose `.to()` is in place), or
