@@ -126,10 +126,11 @@ class FileFacts:
         ]
 
     @cached_property
-    def transfers_taken_over(self) -> list[Transfer]:
+    def transfers_taken_over(self) -> list[tuple[Transfer, str]]:
         """The `__getitem__` transfers of this file's dataset classes that the one other file
-        using them takes over in its loops (`loader_verdicts` there, read here as incoming)."""
-        found: list[Transfer] = []
+        using them takes over in its loops (`loader_verdicts` there, read here as incoming),
+        each with that file's path."""
+        found: list[tuple[Transfer, str]] = []
         program = self.program
         for klass in program.classes.values():
             if klass.linked is not None or klass.kind != "dataset":
@@ -137,8 +138,9 @@ class FileFacts:
             verdict = (self.incoming or {}).get(LoaderVerdict(self.path, klass.node.name.value).key, {}).get("batches")
             if verdict is None or verdict.kind is not Kind.LOADER or verdict.place is not Place.CPU:
                 continue
-            if summarize_moves_items_for(self.tree, program, klass):
-                found.extend(class_transfers(self.tree, program, klass))
+            reader = summarize_moves_items_for(self.tree, program, klass)
+            if reader:
+                found.extend((transfer, reader) for transfer in class_transfers(self.tree, program, klass))
         return found
 
     @property

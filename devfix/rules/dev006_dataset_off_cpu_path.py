@@ -102,10 +102,11 @@ for x, y in loader:
                     f"{self._what(ctx, transfer)} cannot be moved out of the dataset with certainty: {reason}",
                     hint="move the tensor to the device in the training loop instead",
                 )
-        for transfer in facts.transfers_taken_over:
+        for transfer, reader in facts.transfers_taken_over:
+            where = os.path.relpath(reader, os.path.dirname(facts.path) or ".").replace(os.sep, "/")
             message = (
                 f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and "
-                f"pinning); moved out: the loops of {transfer_user(ctx, transfer)} move each batch"
+                f"pinning); moved out: the loops of {where} move each batch"
             )
             receiver = cst.ensure_type(transfer.call.func, cst.Attribute).value
             yield self.finding(transfer.call, message, [Replace(transfer.call, receiver)])
@@ -138,13 +139,3 @@ for x, y in loader:
             )
         message = f"{self._what(ctx, transfer)} does device work inside the dataset (breaks worker processes and pinning); {then}"
         return self.finding(transfer.call, message, [Replace(transfer.call, receiver)])
-
-
-def transfer_user(ctx: RuleContext, transfer: Transfer) -> str:
-    """The one other file whose loaders read the transfer's dataset class."""
-    klass = transfer.klass
-    users = ctx.facts.program.named_by.get(klass.node.name.value, frozenset()) if klass is not None else frozenset()
-    user = next(iter(users), None)
-    if user is None:
-        return "another file"
-    return os.path.relpath(user, os.path.dirname(ctx.facts.path) or ".").replace(os.sep, "/")
