@@ -373,7 +373,7 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
     for read in reads:
         if read.error is None and _mentions_other_than_calls(read.old, names):
             try:
-                mentioned |= users.named_elsewhere(cst.parse_module(read.old), names)
+                mentioned |= users.named_elsewhere(read.old, names)
             except Exception:  # noqa: BLE001 - a file that cannot be parsed names anything
                 return {}
     found = {path: frozenset(n for n in found if n not in mentioned) for path, found in candidates.items()}

@@ -11,6 +11,7 @@ the engine joins them over the run (`gpu_only_users`), checks that nothing else 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 import libcst as cst
@@ -57,13 +58,97 @@ def gpu_only_users(uses: Iterable[Use]) -> dict[str, set[str]]:
     return found
 
 
-def named_elsewhere(module: cst.Module, names: frozenset[str]) -> set[str]:
-    """The names `module` mentions other than in imports, inside their own definition, and as
+def named_elsewhere(source: bytes, names: frozenset[str]) -> set[str]:
+    """The names the file mentions other than in imports, inside their own definition, and as
     the function of a call (a class handed to other code, a subclass, `isinstance`): who
-    builds it then is not known."""
-    visitor = _Mentions(names)
-    module.visit(visitor)
-    return visitor.elsewhere
+    builds it then is not known.
+
+    CPython's own parser reads the file when it can: the project run asks this of every file
+    that mentions a name, and a LibCST parse and visit of each cost as much as the analysis."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        visitor = _Mentions(names)
+        cst.parse_module(source).visit(visitor)  # newer syntax than this Python reads
+        return visitor.elsewhere
+    finder = _AstMentions(names)
+    finder.visit(tree)
+    return finder.elsewhere
+
+
+class _AstMentions(ast.NodeVisitor):
+    """`_Mentions` on CPython's tree: every identifier LibCST holds as a `Name` counts (an
+    attribute, a keyword, a parameter, a `global`), the same as there."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.elsewhere: set[str] = set()
+        self.inside: list[str] = []
+
+    def _mention(self, identifier: str | None) -> None:
+        if identifier in self.names and identifier not in self.inside:
+            self.elsewhere.add(identifier)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        return
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        return
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for part in (*node.decorator_list, *node.bases, *node.keywords):
+            self.visit(part)
+        self._inside(node.name, node.body)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for part in (*node.decorator_list, node.args):
+            self.visit(part)  # not its return annotation, which LibCST's visit skips too
+        self._inside(node.name, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _inside(self, name: str, body: list[ast.stmt]) -> None:
+        self.inside.append(name)
+        for statement in body:
+            self.visit(statement)
+        self.inside.pop()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name not in self.names:
+            self.generic_visit(node)
+            return
+        if isinstance(func, ast.Attribute):
+            self.visit(func.value)
+        for part in (*node.args, *node.keywords):
+            self.visit(part)  # a call: the engine has its site
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._mention(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._mention(node.attr)
+        self.visit(node.value)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        self._mention(node.arg)
+        self.visit(node.value)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._mention(node.arg)
+        if node.annotation is not None:
+            self.visit(node.annotation)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        for identifier in node.names:
+            self._mention(identifier)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._mention(node.name)
+        self.generic_visit(node)
 
 
 class _Mentions(cst.CSTVisitor):
