@@ -30,36 +30,61 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIXES = (".ipynb",)  # their code cells are one program (devfix.notebooks)
 
 
-def _load_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+class _GitIgnore:
+    """One `.gitignore` file, anchored at its folder.
+
+    A file's verdict is pathspec's GitIgnoreSpec's. A folder's is the last pattern that matches
+    it, as git decides: GitIgnoreSpec ranks a pattern that matches through a trailing `/`
+    below a plain one, so `*` then `!*/` (ignore everything but folders, then `!*.*`: the
+    files with a suffix) would ignore every folder, and devfix would check nothing."""
+
+    def __init__(self, base: Path, lines: Sequence[str]) -> None:
+        self.base = base
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def verdict(self, path: Path, is_dir: bool) -> bool | None:
+        """Ignored (True), re-included (False), or not named by this file (None)."""
+        try:
+            relative = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        if is_dir:
+            relative += "/"
+        matching = [p for p in self.spec.patterns if p.include is not None and p.match_file(relative) is not None]
+        if not matching:
+            return None
+        return bool(matching[-1].include) if is_dir else self.spec.match_file(relative)
+
+
+def _load_gitignore(folder: Path) -> _GitIgnore | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return _GitIgnore(folder.resolve(), lines)
 
 
-def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
-    for base, spec in specs:
-        try:
-            relative = path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-        if spec.match_file(relative + ("/" if is_dir else "")):
-            return True
+def _ignored(path: Path, is_dir: bool, specs: Sequence[_GitIgnore]) -> bool:
+    """The deepest `.gitignore` that names the path decides, as in git (a folder's `!keep.py`
+    re-includes what the root's `*.py` ignores)."""
+    for spec in reversed(specs):
+        verdict = spec.verdict(path, is_dir)
+        if verdict is not None:
+            return verdict
     return False
 
 
-def _parent_gitignores(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
-    """.gitignore files of the folders above `folder`, up to the repository root."""
+def _parent_gitignores(folder: Path) -> list[_GitIgnore]:
+    """.gitignore files of the folders above `folder`, up to the repository root, outermost first."""
     specs = []
     for parent in folder.resolve().parents:
         spec = _load_gitignore(parent)
         if spec is not None:
-            specs.append((parent, spec))
+            specs.append(spec)
         if (parent / ".git").exists():
             break
-    return specs
+    return specs[::-1]
 
 
 def discover(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
@@ -119,7 +144,7 @@ def _walk(
         folder, specs = stack.pop()
         own = _load_gitignore(folder)
         if own is not None:
-            specs = [*specs, (folder.resolve(), own)]
+            specs = [*specs, own]
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
