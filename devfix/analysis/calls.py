@@ -426,6 +426,8 @@ def _builtin(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
         return struct()
     if name == "next" and values:
         return iterate(frame, values[0], node)  # `x, y = next(it)` over `it = iter(loader)`: a batch
+    if name == "str" and len(values) == 1 and values[0].kind is Kind.DEVICE:
+        return operations.device_text(values[0])
     if name == "isinstance" and len(values) == 2 and _cuda_type_in(values[1]):
         return condition(None, False, "relative")  # `isinstance(x, torch.cuda.FloatTensor)`: never true without CUDA
     if name in (

@@ -113,9 +113,7 @@ def attribute(frame: Frame, node: cst.Attribute, base: Value) -> Value:
         return program.module_attribute(frame, base, name, node)
     if base.kind is Kind.DEVICE:
         if name == "type":
-            place = base.place
-            text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else None)
-            return replace(HOST, text=text, flag=base.flag)
+            return device_text(base)
         return HOST
     if base.kind is Kind.DATASET and base.cls is not None:
         return program.instance_attribute(frame, base, name, node)
@@ -372,6 +370,14 @@ def option_test(node: cst.Comparison) -> Value | None:
     if limit in declined.get(operator, ()):
         return condition(False, True, "choice")
     return None
+
+
+def device_text(device: Value) -> Value:
+    """`device.type`, `str(device)`: the kind of the device as a string that keeps the device's
+    flag, so `"cuda" in str(device)` tests the device as `device.type == "cuda"` does."""
+    place = device.place
+    text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else None)
+    return replace(HOST, text=text, flag=device.flag)
 
 
 def prefix_test(receiver: Value, prefix: str | None) -> Value:
