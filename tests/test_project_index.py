@@ -232,3 +232,40 @@ def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
     assert imports_gpu_package(kernel) and imports_gpu_package(b"import cupy as cp\n")
     assert not imports_gpu_package(b"def f():\n    import cupy\n") and not imports_gpu_package(b"import cupyx_like\n")
     assert process_source(kernel, Config(), fix=False).diagnostics == []
+
+
+def test_folders_a_script_puts_on_sys_path_are_searched_after_its_own():
+    files = {
+        "pose/tools/_init_paths.py": b"import os.path as osp\nimport sys\n"
+        b"this_dir = osp.dirname(__file__)\nsys.path.insert(0, osp.join(this_dir, '..', 'lib'))\n",
+        "pose/tools/train.py": b"import _init_paths\nimport dataset\nfrom core.loss import Loss\n",
+        "pose/other/run.py": b"import dataset\n",
+        "pose/scripts/eval.py": b"import sys\nsys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+        b"from lib.core import loss\n",
+        "pose/lib/dataset/__init__.py": b"",
+        "pose/lib/core/__init__.py": b"",
+        "pose/lib/core/loss.py": b"",
+    }
+    index = ProjectIndex(list(files))
+    index.add_search_paths(files.items())
+    assert index.resolve("pose/tools/train.py", "dataset", 0) == "pose/lib/dataset/__init__.py"
+    assert index.resolve("pose/tools/train.py", "core.loss", 0) == "pose/lib/core/loss.py"
+    assert index.resolve("pose/other/run.py", "dataset", 0) is None  # no _init_paths beside it
+    assert index.resolve("pose/scripts/eval.py", "lib.core.loss", 0) == "pose/lib/core/loss.py"
+
+
+def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_code():
+    files = [
+        (
+            "lib/nms/setup.py",
+            b"ext = [Extension('cpu_nms', ['cpu_nms.pyx']),\n"
+            b"       Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], libraries=['cudart'])]\n",
+        ),
+        ("lib/nms/nms.py", b"from .cpu_nms import cpu_nms\nfrom .gpu_nms import gpu_nms\n"),
+        ("lib/nms/cpu_only.py", b"from .cpu_nms import cpu_nms\n"),
+        ("lib/dataset/coco.py", b"from nms.nms import oks_nms\n"),
+        ("lib/dataset/plain.py", b"import numpy\n"),
+        ("tools/absolute.py", b"from nms.gpu_nms import gpu_nms\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}

@@ -27,6 +27,7 @@ name): it only ever stops a declaration, never adds an edit.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import sys
 from collections import Counter
@@ -50,6 +51,11 @@ _TOP_IMPORT = re.compile(
 # importing the module compiles CUDA code, which needs the CUDA toolkit and a GPU.
 _JIT_LOAD = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*=[ \t]*(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+# `Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], libraries=['cudart'])`: a compiled
+# module with CUDA sources, built in place beside its setup script (py-faster-rcnn's NMS).
+_COMPILED_EXTENSION = re.compile(
+    rb"\b(?:CUDA)?Extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]"
+)
 _ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:")
 _TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:", re.MULTILINE)
@@ -123,6 +129,7 @@ class ProjectFacts:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
         index = ProjectIndex([path for path, _ in files])
+        index.add_search_paths(files)
         components = import_components(files, index) if paths else {}
         extensions = frozenset(
             name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data)
@@ -287,6 +294,22 @@ class ProjectIndex:
             folder, base = os.path.split(absolute)
             self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
             self.tops.update(part for part in folder.split(os.sep) if part)
+        self.search_paths: dict[str, list[str]] = {}  # normalised absolute path -> folders it puts on sys.path
+
+    def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
+        """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
+        `add_path(osp.join(this_dir, '..', 'lib'))`), read from the text, kept only where they
+        hold files of the run. An importer of such a file (`import _init_paths`) then finds
+        `import dataset` in `lib/`, as Python does."""
+        folders = {os.path.dirname(absolute) for absolute in self.files}
+        holders = {parent for folder in folders for parent in _ancestors(folder)}
+        for path, data in files:
+            if b"sys.path" not in data or not path.endswith(".py"):
+                continue
+            here = os.path.dirname(os.path.abspath(path))
+            found = [root for root in _search_path_texts(here, data) if root in holders]
+            if found:
+                self.search_paths[os.path.normcase(os.path.abspath(path))] = found
 
     @property
     def several(self) -> bool:
@@ -373,14 +396,33 @@ class ProjectIndex:
             return self._file(folder, parts) if parts else self._file(folder, [], package=True)
         if not parts or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
             return None
+        start = folder
         while True:
             found = self._file(folder, parts)
             if found is not None:
                 return found
             parent = os.path.dirname(folder)
             if parent == folder:
-                return None
+                break
             folder = parent
+        for root in self._search_paths_of(importer, start):
+            found = self._file(root, parts)
+            if found is not None:
+                return found
+        return None
+
+    def _search_paths_of(self, importer: str, folder: str) -> list[str]:
+        """The folders `importer` puts on `sys.path`, itself or through a sibling module it
+        imports for that (`import _init_paths`, which Python finds beside the script)."""
+        if not self.search_paths:
+            return []
+        found = list(self.search_paths.get(os.path.normcase(os.path.abspath(importer)), []))
+        for inserter, roots in self.search_paths.items():
+            if os.path.dirname(inserter) == os.path.normcase(folder) and inserter != os.path.normcase(
+                os.path.abspath(importer)
+            ):
+                found += roots
+        return found
 
     def _file(self, folder: str, parts: list[str], package: bool = False) -> str | None:
         base = os.path.join(folder, *parts)
@@ -607,18 +649,24 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
 
 def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:
     """The files that compile CUDA sources at their top (`_backend = load(..., sources=[...".cu"])`
-    of `torch.utils.cpp_extension`), and every file whose top-level imports reach one."""
+    of `torch.utils.cpp_extension`) or import a module a setup script of the run compiles from
+    CUDA sources, and every file whose top-level imports reach one."""
+    compiled = _compiled_cuda_modules(files)
+    tops = {
+        path: b"\n".join(line for line in data.splitlines() if line.startswith((b"import ", b"from ")))
+        for path, data in files
+    }
     found = {
         path
         for path, data in files
-        if b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data)
+        if (b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data))
+        or (compiled and _imports_compiled(path, tops[path], compiled))
     }
     if not found:
         return frozenset()
     importers: dict[str, list[str]] = {}
-    for path, data in files:
-        top = b"\n".join(line for line in data.splitlines() if line.startswith((b"import ", b"from ")))
-        for imported in index.imports(path, top):
+    for path, _ in files:
+        for imported in index.imports(path, tops[path]):
             importers.setdefault(imported, []).append(path)
     todo = list(found)
     while todo:
@@ -627,6 +675,87 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
                 found.add(importer)
                 todo.append(importer)
     return frozenset(found)
+
+
+_PATH_JOIN = re.compile(rb"\bjoin\(\s*([^'\"(),]+(?:\([^()]*\))?)\s*((?:,\s*['\"][\w.\-]+['\"]\s*)+)\)")
+_PATH_LITERAL = re.compile(rb"sys\.path\.(?:append|insert)\((?:\s*0\s*,)?\s*['\"]([\w./\-]+)['\"]\s*\)")
+_PATH_OF_FILE = re.compile(rb"sys\.path\.(?:append|insert)\((?:\s*0\s*,)?([^\n]*__file__[^\n]*)")
+
+
+def _search_path_texts(here: str, data: bytes) -> list[str]:
+    """The folders a file's text puts on `sys.path`, as absolute paths: joins of the file's
+    folder with literal parts, literal paths (from the script's folder, where it is run), and
+    `dirname(dirname(abspath(__file__)))` chains."""
+    found = []
+    for _base, parts in _PATH_JOIN.findall(data):
+        pieces = [piece.strip().strip("'\"") for piece in parts.decode("utf-8", "replace").split(",") if piece.strip()]
+        found.append(os.path.normpath(os.path.join(here, *pieces)))
+    for literal in _PATH_LITERAL.findall(data):
+        found.append(os.path.normpath(os.path.join(here, literal.decode("utf-8", "replace"))))
+    for call in _PATH_OF_FILE.findall(data):
+        ups = call.count(b"dirname(") - 1
+        if 0 < ups < 5 and b"join(" not in call:
+            folder = here
+            for _ in range(ups):
+                folder = os.path.dirname(folder)
+            found.append(folder)
+    return [os.path.normcase(folder) for folder in found]
+
+
+def _ancestors(folder: str) -> Iterable[str]:
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
+def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """Where the modules that the run's setup scripts compile from CUDA sources land, as
+    slash paths beside the script (`lib/nms/gpu_nms`): importing one needs the CUDA runtime."""
+    found = set()
+    for path, data in files:
+        if b"Extension(" not in data or b".cu" not in data:
+            continue
+        folder = posixpath.dirname(path.replace(os.sep, "/"))
+        for name, sources in _COMPILED_EXTENSION.findall(data):
+            if re.search(rb"\.cu['\"]", sources) or b"CUDAExtension" in data:
+                module = name.decode("ascii", "replace").replace(".", "/")
+                found.add(posixpath.join(folder, module) if folder else module)
+    return frozenset(found)
+
+
+def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:
+    """`from .gpu_nms import gpu_nms` beside the setup script that builds it, or an absolute
+    `import nms.gpu_nms` whose dotted path ends where the module lands."""
+    folder = posixpath.dirname(path.replace(os.sep, "/"))
+    for match in _IMPORT.finditer(top):
+        dots, module, imported, plain = (
+            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
+        )
+        if plain is not None:
+            names = [n.split()[0] for n in plain.split(",") if n.strip()]
+        else:
+            names = [
+                module or "",
+                *(
+                    f"{module}.{n.split()[0]}" if module else n.split()[0]
+                    for n in (imported or "").split(",")
+                    if n.strip()
+                ),
+            ]
+        for name in filter(None, names):
+            target = name.replace(".", "/")
+            if dots:
+                base = folder
+                for _ in range(len(dots) - 1):
+                    base = posixpath.dirname(base)
+                if (posixpath.join(base, target) if base else target) in compiled:
+                    return True
+            elif any(module_path == target or module_path.endswith("/" + target) for module_path in compiled):
+                return True
+    return False
 
 
 def named_in_own_file(data: bytes, name: str) -> bool:
