@@ -570,7 +570,9 @@ def _tensor_method(frame: Frame, node: cst.Call, receiver: Value, name: str, arg
             else (frozenset({Origin("cpu", node)}) if place is Place.CPU else frozenset())
         )
         program.tensor_moves.append((node, receiver, place))
-        return replace(receiver, place=place, origins=origins, member=False, scalar=receiver.scalar)
+        # moved, it is no longer the parameter as the callers passed it: `x = x.to(dev)` in a
+        # module's method says nothing about where its callers' `x` must be
+        return replace(receiver, place=place, origins=origins, member=False, scalar=receiver.scalar, param=None)
     if name == "numpy":
         program.meet(node, "host", [(target, receiver)], detail="numpy")
         return HOST

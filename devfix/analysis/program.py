@@ -245,7 +245,13 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         )
         if not device or meeting.kind == "host":
             return
-        for node, value in meeting.operands:
+        operands = meeting.operands
+        if meeting.kind == "index" and meeting.detail == "subscript":
+            # `out[:, allowed_classes]`: a device tensor takes an index from anywhere (PyTorch
+            # moves a CPU one), so only a device index says where the indexed tensor lives
+            (_, base), (_, index) = operands[:2]
+            operands = operands[:1] if index.place is Place.DEVICE and base.place is not Place.DEVICE else ()
+        for node, value in operands:
             if value.param is not None and isinstance(node, cst.Name):
                 function = self.functions.get(id(value.param))
                 if function is not None:
