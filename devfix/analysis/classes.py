@@ -22,7 +22,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.state import FlowState
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, join, members
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Origin, Place, Value, join, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -92,6 +92,57 @@ class ClassInfo:
     @property
     def sets_attributes_wholesale(self) -> bool:
         return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
+
+    @property
+    def only_holds_passed_modules(self) -> bool:
+        """Its only weights are modules its `__init__` was handed and keeps as they are
+        (`self.model = model` in `SVI(model)`, a loss or inference wrapper): an instance lives
+        where they do."""
+        if self.linked is not None:
+            return self.linked.only_holds_passed_modules
+        if self.buffers or self.bases:
+            return False
+        passed = self.passed_attrs()
+        held = False
+        for name, value in self.attrs.items():
+            weighty = (value.kind is Kind.MODULE and not value.neutral) or (
+                name in self.called_attrs and value.kind is Kind.OTHER and value.place is Place.UNKNOWN
+            )
+            if value.kind is Kind.TENSOR and value.grad:
+                return False
+            if weighty:
+                if name not in passed:
+                    return False
+                held = True
+        return held
+
+    def passed_attrs(self) -> set[str]:
+        """The attributes `__init__` sets straight from its parameters (`self.model = model`),
+        and nothing else of the class writes."""
+        init = self.methods.get("__init__")
+        if init is None:
+            return set()
+        positional = init.params.params
+        if not positional:
+            return set()
+        self_name = positional[0].name.value
+        params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
+        found: set[str] = set()
+        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Attribute)
+                    and isinstance(small.targets[0].target.value, cst.Name)
+                    and small.targets[0].target.value.value == self_name
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value in params
+                ):
+                    found.add(small.targets[0].target.attr.value)
+        return {name for name in found if len(self.writes_seen.get(name, [])) <= 1}
 
     @property
     def has_state(self) -> bool:
@@ -321,7 +372,10 @@ class ClassFlow(FlowState):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
             neutral = not summary.has_state and not children and not _hands_tensors(args)
-            return self.construct(frame, node, neutral=neutral, cls=cls, children=children)
+            place, origins = _held_slot(frame, cls, children)
+            return self.construct(
+                frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
+            )
         calls._escape_all(frame, args)
         if summary.kind == "module":
             return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
@@ -687,7 +741,10 @@ class ClassFlow(FlowState):
                 calls._escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
             neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
-            return self.construct(frame, node, neutral=neutral, cls=cls, children=children)
+            place, origins = _held_slot(frame, cls, children)
+            return self.construct(
+                frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
+            )
         instance = Value(
             Kind.DATASET if cls.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=cls.node, obj=id(node)
         )
@@ -822,6 +879,20 @@ class ClassFlow(FlowState):
                 moved.add(func.value.value)
         info.moves_params = moved
         return bool(moved)
+
+
+def _held_slot(frame: Frame, cls: ClassInfo, children: tuple[Obj, ...]) -> tuple[Place, frozenset[Origin] | None]:
+    """Where a wrapper of the modules it is handed is built: where they all are, when that is
+    not the CPU (`elbo = SVI(model)` after `model.cuda()`); the CPU otherwise, as any module."""
+    built = (Place.CPU, None)
+    if not children or not cls.only_holds_passed_modules:
+        return built
+    slots = [frame.slot_of(child) for child in children]
+    places = {slot[0] for slot in slots if slot is not None}
+    if None in slots or len(places) != 1 or Place.CPU in places:
+        return built
+    origins: frozenset[Origin] = frozenset().union(*(slot[1] for slot in slots if slot is not None))
+    return places.pop(), origins
 
 
 def _defines(cls: ClassInfo, name: str) -> bool:

@@ -50,6 +50,7 @@ class ClassSummary:
     places_itself: bool = False
     moves_inputs: bool = False
     has_state: bool = False
+    only_holds_passed_modules: bool = False
     buffers: frozenset[str] = frozenset()
     attrs: tuple[tuple[str, Value], ...] = ()
     methods: tuple[tuple[str, MethodSummary], ...] = ()

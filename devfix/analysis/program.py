@@ -267,9 +267,11 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         place: Place = Place.CPU,
         cls: ClassInfo | None = None,
         children: tuple[Obj, ...] = (),
+        origins: frozenset[Origin] | None = None,
     ) -> Value:
         obj = id(node)
-        origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
+        if origins is None:
+            origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
         value = Value(Kind.MODULE, place, origins, obj=obj, neutral=neutral, cls=cls.node if cls is not None else None)
         frame.heap[obj] = (place, origins)
         if cls is not None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
     from devfix.analysis.functions import Args, FunctionInfo
     from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Linker
-    from devfix.analysis.values import Meeting, Obj, Place, Value
+    from devfix.analysis.values import Meeting, Obj, Origin, Place, Value
 
 
 class FlowState:
@@ -70,6 +70,7 @@ class FlowState:
             place: Place = ...,
             cls: ClassInfo | None = None,
             children: tuple[Obj, ...] = (),
+            origins: frozenset[Origin] | None = None,
         ) -> Value: ...
 
         # classes.py
