@@ -211,7 +211,16 @@ def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
         str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.__init__", "FeatureExtractionTest.extract"})
     }
     sources["main.py"] += b"net = models.__dict__[arch]()\n"
-    # a name built at run time may build it: only what the methods' own names show stays dead
+    # a name built at run time in a file that cannot import old.py does not reach its class
+    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == facts.unreferenced
+    sources["main.py"] = b"import old as models\n" + sources["main.py"]
+    # one that imports it may build it: only what the methods' own names show stays dead
+    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {
+        str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})
+    }
+    sources["main.py"] = sources["main.py"].replace(b"import old as models\n", b"")
+    sources["loader.py"] = b"import importlib\nmodule = importlib.import_module(name)\n"
+    # and a module imported by a computed name may be old.py itself
     assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {
         str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})
     }

@@ -556,7 +556,7 @@ def unreferenced_functions(
         )
         for path, names in defined.items()
     }
-    for path, methods in _unused_class_methods(files, defined).items():
+    for path, methods in _unused_class_methods(files, defined, index).items():
         found[path] = found.get(path, frozenset()) | methods
     return {path: names for path, names in found.items() if names}
 
@@ -568,16 +568,21 @@ _ANY_DYNAMIC_LOOKUP = re.compile(
 )
 
 
+# A module imported by a name built at run time: any file of the run may be the one.
+_IMPORTS_BY_NAME = re.compile(rb"\bimportlib\b|\bimport_module\(|\b__import__\(")
+
+
 def _unused_class_methods(
-    files: list[tuple[str, bytes]], scripts: dict[str, list[tuple[str, bytes]]]
+    files: list[tuple[str, bytes]], scripts: dict[str, list[tuple[str, bytes]]], index: ProjectIndex | None = None
 ) -> dict[str, frozenset[str]]:
     """Every method of a script's top-level closed class (its bases `object`, `nn.Module` or the
-    project's own) whose name no file of the run writes outside its `class` line and comments
-    (an old experiment's `FeatureExtractionTest`): nothing builds it, so none of its code runs,
-    `__init__` included. Not when any file of the run looks names up at run time, where a
-    configuration's string may pick it."""
-    if any(_ANY_DYNAMIC_LOOKUP.search(COMMENT.sub(b"", data)) or _DYNAMIC_LOOKUP.search(data) for _, data in files):
-        return {}
+    project's own) whose name no file that can import it writes outside its `class` line and
+    comments (an old experiment's `FeatureExtractionTest`): nothing builds it, so none of its
+    code runs, `__init__` included. The files that can import it are its own and those whose
+    imports reach it (`visible_from`): a sub-project's copy of `common/policy_networks.py` is
+    not used by the other sub-project's scripts that name the same class. Not when one of those
+    files looks names up at run time, where a configuration's string may pick it, nor when any
+    file of the run imports modules by a computed name."""
     closed = _closed_classes(files)  # another framework may find a subclass of its own by itself
     classes = {
         path: [
@@ -589,15 +594,65 @@ def _unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
-    written: Counter[bytes] = Counter()
-    for _, data in files:
-        written.update(word for word in WORD.findall(COMMENT.sub(b"", data)) if word in wanted)
-    unused: dict[str, frozenset[str]] = {}
+    data_of = dict(files)
+    written: dict[str, Counter[bytes]] = {}
+    dynamic: dict[str, bool] = {}
     for path, data in files:
-        dead = {name for name, _ in classes.get(path, ()) if written[name] == 1}
+        code = COMMENT.sub(b"", data)
+        written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
+        dynamic[path] = _ANY_DYNAMIC_LOOKUP.search(code) is not None or _DYNAMIC_LOOKUP.search(data) is not None
+    if any(_IMPORTS_BY_NAME.search(COMMENT.sub(b"", data)) for _, data in files):
+        return {}  # a module imported by a computed name may be any file's
+    seers = visible_from(files, index) if index is not None else None
+    unused: dict[str, frozenset[str]] = {}
+    for path, found in classes.items():
+        if not found:
+            continue
+        readers = seers.get(path, set()) | {path} if seers is not None else set(data_of)
+        if any(dynamic[reader] for reader in readers):
+            continue
+        dead = {name for name, _ in found if sum(written[reader][name] for reader in readers) == 1}
         if dead:
-            unused[path] = frozenset(key for key, _ in _closed_methods(data, dict.fromkeys(dead, False), every=True))
+            unused[path] = frozenset(
+                key for key, _ in _closed_methods(data_of[path], dict.fromkeys(dead, False), every=True)
+            )
     return unused
+
+
+def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, set[str]]:
+    """For each file, the files whose imports reach it, directly or through others (its
+    package's `__init__.py`, a star import), and the files with an import devfix cannot
+    resolve that names its module: every file that may use its classes."""
+    importers: dict[str, set[str]] = {}
+    unresolved: dict[str, set[str]] = {}  # a module name's last part -> files that import it unresolved
+    for path, data in files:
+        resolved = index.imports(path, data)
+        for imported in resolved:
+            importers.setdefault(imported, set()).add(path)
+        stems = {_stem(found) for found in resolved}
+        for match in _IMPORT.finditer(data):
+            for word in WORD.findall(b" ".join(group for group in match.groups() if group)):
+                name = word.decode("ascii", "replace")
+                if name not in stems:
+                    unresolved.setdefault(name, set()).add(path)
+    found: dict[str, set[str]] = {}
+    for path, _ in files:
+        seen = set(unresolved.get(_stem(path), set()))
+        todo = [path, *seen]
+        while todo:
+            for importer in importers.get(todo.pop(), ()):
+                if importer not in seen:
+                    seen.add(importer)
+                    todo.append(importer)
+        found[path] = seen
+    return found
+
+
+def _stem(path: str) -> str:
+    """The name a module is imported by: `policy_networks` for common/policy_networks.py, the
+    package's for an `__init__.py`."""
+    folder, base = os.path.split(path)
+    return os.path.basename(folder) if base == "__init__.py" else base.rsplit(".", 1)[0]
 
 
 def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
@@ -803,7 +858,7 @@ def callers_pass(
 
 def _closed_classes(files: list[tuple[str, bytes]]) -> dict[bytes, bool]:
     """The run's top-level classes whose every base is `object`, `nn.Module` or another such
-    class defined once in the run, each with whether `nn.Module` is among its ancestors. Only
+    class of the run (every definition of its name such a class, alike), each with whether `nn.Module` is among its ancestors. Only
     the program (and, for a module, torch by the names of `nn.Module`'s own methods) calls their
     methods: a gym environment's `step`, a test case's `setUp`, a Lightning module's hooks are
     called by frameworks devfix does not know, so their classes are not closed."""
@@ -829,9 +884,13 @@ def _closed_classes(files: list[tuple[str, bytes]]) -> dict[bytes, bool]:
     def project_class(name: bytes, seen: frozenset[bytes]) -> bool | None:
         if name not in closed:
             definitions = bases.get(name, [])
-            closed[name] = (
-                None if len(definitions) != 1 or name in seen else module_based(definitions[0], seen | {name})
-            )
+            if not definitions or name in seen:
+                closed[name] = None
+            else:
+                # the copies of one class in two sub-projects (each with its `common/`): closed
+                # when every copy is, alike
+                verdicts = {module_based(listed, seen | {name}) for listed in definitions}
+                closed[name] = verdicts.pop() if len(verdicts) == 1 else None
         return closed[name]
 
     return {name: known for name in bases if (known := project_class(name, frozenset())) is not None}
