@@ -22,7 +22,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.state import FlowState
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Obj, Origin, Place, Value, join, members
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, join, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -94,40 +94,40 @@ class ClassInfo:
         return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
 
     @property
-    def only_holds_passed_modules(self) -> bool:
-        """Its only weights are modules its `__init__` was handed and keeps as they are
-        (`self.model = model` in `SVI(model)`, a loss or inference wrapper): an instance lives
-        where they do."""
+    def held_params(self) -> frozenset[str]:
+        """The `__init__` parameters of a class whose only weights are the modules it is handed
+        and keeps as they are (`self.model = model` in `SVI(model)`, a loss or inference
+        wrapper): an instance lives where those arguments do. Empty for any other class."""
         if self.linked is not None:
-            return self.linked.only_holds_passed_modules
+            return self.linked.held_params
         if self.buffers or self.bases:
-            return False
+            return frozenset()
         passed = self.passed_attrs()
-        held = False
+        held = set()
         for name, value in self.attrs.items():
             weighty = (value.kind is Kind.MODULE and not value.neutral) or (
                 name in self.called_attrs and value.kind is Kind.OTHER and value.place is Place.UNKNOWN
             )
             if value.kind is Kind.TENSOR and value.grad:
-                return False
+                return frozenset()
             if weighty:
                 if name not in passed:
-                    return False
-                held = True
-        return held
+                    return frozenset()
+                held.add(passed[name])
+        return frozenset(held)
 
-    def passed_attrs(self) -> set[str]:
-        """The attributes `__init__` sets straight from its parameters (`self.model = model`),
-        and nothing else of the class writes."""
+    def passed_attrs(self) -> dict[str, str]:
+        """The attributes `__init__` sets straight from one of its parameters (`self.model =
+        model`), which nothing else of the class writes: attribute -> parameter."""
         init = self.methods.get("__init__")
         if init is None:
-            return set()
+            return {}
         positional = init.params.params
         if not positional:
-            return set()
+            return {}
         self_name = positional[0].name.value
         params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
-        found: set[str] = set()
+        found: dict[str, str] = {}
         for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
@@ -141,8 +141,8 @@ class ClassInfo:
                     and isinstance(small.value, cst.Name)
                     and small.value.value in params
                 ):
-                    found.add(small.targets[0].target.attr.value)
-        return {name for name in found if len(self.writes_seen.get(name, [])) <= 1}
+                    found[small.targets[0].target.attr.value] = small.value.value
+        return {name: param for name, param in found.items() if len(self.writes_seen.get(name, [])) <= 1}
 
     @property
     def has_state(self) -> bool:
@@ -372,7 +372,7 @@ class ClassFlow(FlowState):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
             calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
             neutral = not summary.has_state and not children and not _hands_tensors(args)
-            place, origins = _held_slot(frame, cls, children)
+            place, origins = _held_slot(frame, cls, args)
             return self.construct(
                 frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
             )
@@ -741,7 +741,7 @@ class ClassFlow(FlowState):
                 calls._escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
             neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
-            place, origins = _held_slot(frame, cls, children)
+            place, origins = _held_slot(frame, cls, args)
             return self.construct(
                 frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
             )
@@ -881,15 +881,32 @@ class ClassFlow(FlowState):
         return bool(moved)
 
 
-def _held_slot(frame: Frame, cls: ClassInfo, children: tuple[Obj, ...]) -> tuple[Place, frozenset[Origin] | None]:
+def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozenset[Origin] | None]:
     """Where a wrapper of the modules it is handed is built: where they all are, when that is
-    not the CPU (`elbo = SVI(model)` after `model.cuda()`); the CPU otherwise, as any module."""
+    not the CPU (`elbo = SVI(model)` after `model.cuda()`); nowhere devfix can tell when one of
+    them is a value it cannot follow; the CPU otherwise, as any module."""
     built = (Place.CPU, None)
-    if not children or not cls.only_holds_passed_modules:
+    held = cls.held_params
+    if not held:
         return built
-    slots = [frame.slot_of(child) for child in children]
+    init = cls.linked_method("__init__") if cls.linked is not None else None
+    if cls.linked is not None:
+        params = list(init.params) if init is not None else []
+    else:
+        method = cls.method("__init__")
+        params = [p.name.value for p in method.params.params[1:]] if method is not None else []
+    slots = []
+    for index, (arg, value) in enumerate(args):
+        name = calls.parameter_name(arg, index, params, star_unnamed=True)
+        if name is None and arg.star:
+            return Place.UNKNOWN, frozenset()
+        if name not in held:
+            continue
+        if value.kind is not Kind.MODULE or value.obj is None:
+            return Place.UNKNOWN, frozenset()
+        slots.append(frame.slot_of(value.obj, (value.place, value.origins)))
     places = {slot[0] for slot in slots if slot is not None}
-    if None in slots or len(places) != 1 or Place.CPU in places:
+    if not slots or None in slots or len(places) != 1 or Place.CPU in places:
         return built
     origins: frozenset[Origin] = frozenset().union(*(slot[1] for slot in slots if slot is not None))
     return places.pop(), origins

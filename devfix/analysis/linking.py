@@ -50,7 +50,7 @@ class ClassSummary:
     places_itself: bool = False
     moves_inputs: bool = False
     has_state: bool = False
-    only_holds_passed_modules: bool = False
+    held_params: frozenset[str] = frozenset()  # a wrapper's `__init__` parameters that hold its only weights
     buffers: frozenset[str] = frozenset()
     attrs: tuple[tuple[str, Value], ...] = ()
     methods: tuple[tuple[str, MethodSummary], ...] = ()

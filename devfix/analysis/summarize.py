@@ -127,7 +127,7 @@ def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
         places_itself=cls.places_itself,
         moves_inputs=cls.moves_inputs or any(b.moves_inputs for b in _lineage(cls)),
         has_state=cls.has_state,
-        only_holds_passed_modules=cls.only_holds_passed_modules,
+        held_params=cls.held_params,
         buffers=frozenset(cls.buffers).union(*(b.buffers for b in _lineage(cls))),
         attrs=tuple(attrs.items()),
         methods=tuple(methods.items()),
