@@ -278,3 +278,26 @@ def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_c
     ]
     found = ProjectFacts.from_files(files).builds_cuda_on_import
     assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}
+
+
+def test_a_class_is_read_in_the_files_that_can_import_its_module():
+    """Speech-Transformer's src/bin/train.py does `from solver import Solver` with src/solver/
+    on its path: the package's `__init__.py` that the folders resolve to may not be what runs,
+    so src/solver/solver.py counts as imported. A sub-project's own `common/nets.py` is not
+    read by the other sub-project's scripts."""
+    from devfix.analysis.project import visible_from
+
+    files = [
+        ("src/bin/train.py", b"from solver import Solver\n"),
+        ("src/solver/__init__.py", b""),
+        ("src/solver/solver.py", b"class Solver(object):\n    pass\n"),
+        ("rl/ddpg.py", b"from common.nets import *\n"),
+        ("rl/common/nets.py", b"class Policy: pass\n"),
+        ("rl/pomdp/sac.py", b"from common.nets import *\n"),
+        ("rl/pomdp/common/nets.py", b"class Policy: pass\n"),
+    ]
+    index = ProjectIndex([path for path, _ in files])
+    seen = visible_from(files, index)
+    assert "src/bin/train.py" in seen["src/solver/solver.py"]
+    assert seen["rl/common/nets.py"] == {"rl/ddpg.py"}
+    assert seen["rl/pomdp/common/nets.py"] == {"rl/pomdp/sac.py"}

@@ -621,15 +621,18 @@ def _unused_class_methods(
 
 def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, set[str]]:
     """For each file, the files whose imports reach it, directly or through others (its
-    package's `__init__.py`, a star import), and the files with an import devfix cannot
-    resolve that names its module: every file that may use its classes."""
+    package's `__init__.py`, a star import), and the files with an import that names its
+    module and that devfix cannot resolve to a module file (none, or a package's
+    `__init__.py`): every file that may use its classes."""
     importers: dict[str, set[str]] = {}
     unresolved: dict[str, set[str]] = {}  # a module name's last part -> files that import it unresolved
     for path, data in files:
         resolved = index.imports(path, data)
         for imported in resolved:
             importers.setdefault(imported, set()).add(path)
-        stems = {_stem(found) for found in resolved}
+        # a package's `__init__.py` found for `from solver import Solver` may not be what runs:
+        # the scripts may put `src/solver/` itself on the path, so its solver.py may be meant
+        stems = {_stem(found) for found in resolved if not found.endswith("__init__.py")}
         for match in _IMPORT.finditer(data):
             for word in WORD.findall(b" ".join(group for group in match.groups() if group)):
                 name = word.decode("ascii", "replace")
