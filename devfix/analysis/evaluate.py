@@ -347,7 +347,7 @@ class Frame:
         if receiver.value not in self.scope.bindings:
             return  # assigning would make a global or enclosing variable local here
         self.program.discarded_moves.append(statement)
-        if self.program.assume_discarded_assigned:
+        if self.program.assume_discarded_assigned and id(statement) not in self.program.kept_discards:
             self.env[receiver.value] = moved
 
     def _aug_assign(self, node: cst.AugAssign) -> None:

@@ -23,6 +23,7 @@ import libcst as cst
 from devfix.analysis.collect import Collected
 from devfix.analysis.datasets import LoaderPlan, Transfer, class_transfers, plan_loaders, settle
 from devfix.analysis.devices import Devices
+from devfix.analysis.discards import unneeded_discards
 from devfix.analysis.linking import ClassSummary, Linker, LoaderVerdict, ModuleSummary, exported
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
@@ -61,6 +62,7 @@ class FileFacts:
         self.dataset_placement = dataset_placement
         self.allow_device_declarations = allow_device_declarations
         self.assume_discarded_assigned = assume_discarded_assigned
+        self.kept_discards: frozenset[int] = frozenset()
 
     @property
     def data(self) -> Collected:
@@ -73,6 +75,12 @@ class FileFacts:
         evaluate it again as if they were gone, and keep a transfer out only if every loop
         over its loader then gets its batches onto the device."""
         program = self._run(frozenset())
+        kept = unneeded_discards(program)
+        if kept:
+            # DEV011 assigns only the discarded moves whose copy is needed: evaluate the others
+            # as written, so that no rule fixes a meeting only the assignment would make
+            self.kept_discards = kept
+            program = self._run(frozenset())
         loader_plans = plan_loaders(self.tree, program, self.dataset_placement)
         hoisted = _hoisted(loader_plans)
         plan: Plan | None = None
@@ -104,6 +112,7 @@ class FileFacts:
             self.incoming,
             self.path,
             self.view,
+            self.kept_discards,
         )
         program.run()
         return program

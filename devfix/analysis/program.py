@@ -82,6 +82,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         incoming: dict[str, dict[str, Value]] | None = None,
         path: str = "",
         view: ProjectView | None = None,
+        kept_discards: frozenset[int] = frozenset(),
     ) -> None:
         view = view or ProjectView()
         self.data = data
@@ -110,6 +111,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.linked: dict[int, Export] = {}  # the node of each linked class or function -> its summary
         # DEV011 turns `x.to(device)` alone on a line into `x = x.to(device)`: evaluate it so.
         self.assume_discarded_assigned = assume_discarded_assigned
+        # ... but not these, whose moved copy would meet nothing on the device (discards.py)
+        self.kept_discards = kept_discards
         # What-if evaluation: these `.to(...)`/`.cuda()` calls are taken as if removed (DEV006
         # asks what the program looks like once a dataset's transfers leave it).
         self.assume_unmoved = assume_unmoved

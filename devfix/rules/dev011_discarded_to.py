@@ -23,22 +23,30 @@ class DiscardedTo(Rule):
 device ("Expected all tensors to be on the same device"). The statement becomes an
 assignment. devfix only rewrites names it knows are tensors (built by a torch function, or
 yielded by a loop over a data loader) and bound in the same function, so the assignment
-cannot turn a global into an unbound local.
+cannot turn a global into an unbound local; and only where the moved tensor then meets values
+on the device and nothing on the CPU (a model that stays on the CPU worked only because the
+move was discarded).
 """
     example = """
+model = Net().to(device)
 for inputs, labels in loader:
     inputs.to(device)
     labels.to(device)
+    loss = criterion(model(inputs), labels)
 """
     use_instead = """
+model = Net().to(device)
 for inputs, labels in loader:
     inputs = inputs.to(device)
     labels = labels.to(device)
+    loss = criterion(model(inputs), labels)
 """
     invalid = (
         Example(
-            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.ones(3)\nx.to(device)\nprint(x.sum())\n",
-            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.ones(3)\nx = x.to(device)\nprint(x.sum())\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "model = torch.nn.Linear(3, 1).to(device)\nx = torch.ones(3)\nx.to(device)\nprint(model(x))\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "model = torch.nn.Linear(3, 1).to(device)\nx = torch.ones(3)\nx = x.to(device)\nprint(model(x))\n",
         ),
     )
     valid = (
@@ -48,8 +56,9 @@ for inputs, labels in loader:
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         seen = set()
-        for statement in ctx.facts.program.discarded_moves:
-            if id(statement) not in seen:
+        program = ctx.facts.program
+        for statement in program.discarded_moves:
+            if id(statement) not in seen and id(statement) not in program.kept_discards:
                 seen.add(id(statement))
                 yield self._fix(statement)
 
