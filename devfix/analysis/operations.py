@@ -295,7 +295,8 @@ def _gpu_count_test(node: cst.Comparison) -> Value:
     if result is None or (result and limit > 0 and type(operator) in (cst.Equal,)):
         return HOST
     if limit >= 1 and type(operator) in (cst.GreaterThan, cst.GreaterThanEqual) and not result:
-        return HOST  # more than one GPU: the program may run on either kind of machine
+        # more than one GPU: a GPU machine may or may not have them, a CPU-only one has none
+        return condition(None, False, "available")
     without = {
         cst.GreaterThan: limit < 0,
         cst.GreaterThanEqual: limit <= 0,
