@@ -301,3 +301,39 @@ def test_a_class_is_read_in_the_files_that_can_import_its_module():
     assert "src/bin/train.py" in seen["src/solver/solver.py"]
     assert seen["rl/common/nets.py"] == {"rl/ddpg.py"}
     assert seen["rl/pomdp/common/nets.py"] == {"rl/pomdp/sac.py"}
+
+
+def test_a_package_the_run_installs_is_imported_by_name_and_its_cuda_extension_found(tmp_path):
+    """pointMLP: pointnet2_ops_lib/setup.py installs `pointnet2_ops`, whose `_ext` it compiles
+    with torch's CUDAExtension (sources in a variable), and pointnet2_utils.py imports `_ext`
+    in a top-level `try:`. The models import `pointnet2_ops` by name from anywhere; every file
+    whose imports reach the extension is GPU code. An import under `if` does not count."""
+    files = _tree(
+        tmp_path,
+        {
+            "lib/setup.py": b"setup(name='pointnet2_ops', ext_modules=[CUDAExtension(\n"
+            b"    name='pointnet2_ops._ext', sources=_ext_sources)])\n",
+            "lib/pointnet2_ops/__init__.py": b"",
+            "lib/pointnet2_ops/pointnet2_utils.py": b"try:\n    import pointnet2_ops._ext as _ext\n"
+            b"except ImportError:\n    _ext = None\n",
+            "seg/model/__init__.py": b"from .pointmlp import PointMLP\n",
+            "seg/model/pointmlp.py": b"from pointnet2_ops import pointnet2_utils\n",
+            "seg/main.py": b"import model as models\n",
+            "seg/guarded.py": b"import torch\nif torch.cuda.is_available():\n    import pointnet2_ops._ext\n",
+        },
+    )
+    index = ProjectIndex([path for path, _ in files])
+    model = str(tmp_path / "seg/model/pointmlp.py")
+    assert index.resolve(model, "pointnet2_ops.pointnet2_utils", 0) == str(
+        tmp_path / "lib/pointnet2_ops/pointnet2_utils.py"
+    )
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {
+        str(tmp_path / name)
+        for name in (
+            "lib/pointnet2_ops/pointnet2_utils.py",
+            "seg/model/pointmlp.py",
+            "seg/model/__init__.py",
+            "seg/main.py",
+        )
+    }

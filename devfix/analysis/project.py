@@ -295,6 +295,7 @@ class ProjectIndex:
             self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
             self.tops.update(part for part in folder.split(os.sep) if part)
         self.search_paths: dict[str, list[str]] = {}  # normalised absolute path -> folders it puts on sys.path
+        self._installed: dict[str, str] | None = None  # a package a setup script of the run installs -> its folder
 
     def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
         """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
@@ -409,7 +410,26 @@ class ProjectIndex:
             found = self._file(root, parts)
             if found is not None:
                 return found
-        return None
+        home = self.installed().get(parts[0])
+        return self._file(home, parts) if home is not None else None
+
+    def installed(self) -> dict[str, str]:
+        """The packages of the run that sit beside a packaging file (`pointnet2_ops_lib/setup.py`
+        beside `pointnet2_ops_lib/pointnet2_ops/`): once installed, any script imports them by
+        name. Each name maps to the folder it is found in; a name found twice maps to none."""
+        if self._installed is None:
+            found: dict[str, str | None] = {}
+            for absolute in self.files:
+                folder, base = os.path.split(absolute)
+                if base != "__init__.py":
+                    continue
+                parent, name = os.path.split(folder)
+                if os.path.join(parent, "__init__.py") in self.files:
+                    continue  # a subpackage
+                if any(os.path.isfile(os.path.join(parent, packaging)) for packaging in _PACKAGING):
+                    found[name] = None if name in found else parent
+            self._installed = {name: parent for name, parent in found.items() if parent is not None}
+        return self._installed
 
     def _search_paths_of(self, importer: str, folder: str) -> list[str]:
         """The folders `importer` puts on `sys.path`, itself or through a sibling module it
@@ -710,10 +730,7 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
     of `torch.utils.cpp_extension`) or import a module a setup script of the run compiles from
     CUDA sources, and every file whose top-level imports reach one."""
     compiled = _compiled_cuda_modules(files)
-    tops = {
-        path: b"\n".join(line for line in data.splitlines() if line.startswith((b"import ", b"from ")))
-        for path, data in files
-    }
+    tops = {path: _module_level_imports(data) for path, data in files}
     found = {
         path
         for path, data in files
@@ -769,18 +786,38 @@ def _ancestors(folder: str) -> Iterable[str]:
         folder = parent
 
 
+_TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
+
+
+def _module_level_imports(data: bytes) -> bytes:
+    """The import lines that run when the file is imported: at its top, or in a top-level
+    `try:`/`except:` block (`try: import pointnet2_ops._ext as _ext`); not those of a
+    function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
+    found = []
+    in_try = False
+    for line in data.splitlines():
+        if line[:1].strip():
+            in_try = _TOP_BLOCK.match(line) is not None
+            if line.startswith((b"import ", b"from ")):
+                found.append(line)
+        elif in_try and line.lstrip().startswith((b"import ", b"from ")):
+            found.append(line.lstrip())
+    return b"\n".join(found)
+
+
 def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
     """Where the modules that the run's setup scripts compile from CUDA sources land, as
     slash paths beside the script (`lib/nms/gpu_nms`): importing one needs the CUDA runtime."""
     found = set()
     for path, data in files:
-        if b"Extension(" not in data or b".cu" not in data:
+        if b"Extension(" not in data or (b".cu" not in data and b"CUDAExtension" not in data):
             continue
         folder = posixpath.dirname(path.replace(os.sep, "/"))
-        for name, sources in _COMPILED_EXTENSION.findall(data):
-            if re.search(rb"\.cu['\"]", sources) or b"CUDAExtension" in data:
-                module = name.decode("ascii", "replace").replace(".", "/")
-                found.add(posixpath.join(folder, module) if folder else module)
+        names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
+        names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
+        for name in names:
+            module = name.decode("ascii", "replace").replace(".", "/")
+            found.add(posixpath.join(folder, module) if folder else module)
     return frozenset(found)
 
 
