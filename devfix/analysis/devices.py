@@ -231,11 +231,12 @@ class Devices:
         value = self._bound_value(binding)
         if is_device(value):
             return True
-        return (
-            binding.kind == "param"
-            and bool(DEVICE_NAME.match(binding.name))
-            and (value is None or value.kind in (Kind.DEVICE, Kind.OTHER))
-        )
+        if not DEVICE_NAME.match(binding.name):
+            return False
+        if binding.kind == "param":
+            return value is None or value.kind in (Kind.DEVICE, Kind.OTHER)
+        # `device = torch.device(targets.device)`: a device the author named, wherever it points
+        return value is not None and value.kind is Kind.DEVICE and not value.tensor_type
 
     def _device_names(self, scope: Scope) -> frozenset[str]:
         """The names of `scope` with a binding that holds a device, once per scope: only those

@@ -66,7 +66,9 @@ _PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 _RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
 # command, `globals()[name]`, `eval(...)`, `getattr(sys.modules[__name__], name)`.
-_DYNAMIC_LOOKUP = re.compile(rb"\bFire\(|(?<![\w.])(?:globals|locals|vars|eval|exec)\(|sys\.modules\[__name__\]")
+_DYNAMIC_LOOKUP = re.compile(
+    rb"\bFire\(|(?<![\w.])(?:globals|locals|eval|exec)\(|(?<![\w.])vars\(\s*\)|sys\.modules\[__name__\]"
+)  # `vars(args)` reads an object's attributes; only a bare `vars()` is the namespace
 _DYNAMIC_TEXT = (b"Fire(", b"globals(", b"locals(", b"vars(", b"eval(", b"exec(", b"sys.modules[__name__]")
 
 
@@ -547,7 +549,7 @@ def unreferenced_functions(
         definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", COMMENT.sub(b"", data)))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
-        return {}
+        return {path: methods for path, methods in _unused_class_methods(files, defined, index).items() if methods}
     counts: Counter[bytes] = Counter()
     # A method's name is common English ("# load dataset") and a module's function name
     # (`torch.load`): for methods, neither counts.
@@ -606,7 +608,9 @@ def _unused_class_methods(
     closed = _closed_classes(files)  # another framework may find a subclass of its own by itself
     classes = {
         path: [
-            (name, bases) for name, bases in _TOP_CLASS.findall(data) if name in closed and not name.startswith(b"Test")
+            (name, bases)
+            for name, bases in _TOP_CLASS.findall(data)
+            if (name in closed or _torch_bases(bases)) and not name.startswith(b"Test")
         ]
         for path, data in files
         if path in scripts
@@ -614,29 +618,84 @@ def _unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
+    if any(_IMPORTS_BY_NAME.search(COMMENT.sub(b"", data)) for _, data in files):
+        return {}  # a module imported by a computed name may be any file's
     data_of = dict(files)
     written: dict[str, Counter[bytes]] = {}
     dynamic: dict[str, bool] = {}
+    own_lookup: dict[str, bool] = {}
     for path, data in files:
         code = COMMENT.sub(b"", data)
         written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
         dynamic[path] = _ANY_DYNAMIC_LOOKUP.search(code) is not None or _DYNAMIC_LOOKUP.search(data) is not None
-    if any(_IMPORTS_BY_NAME.search(COMMENT.sub(b"", data)) for _, data in files):
-        return {}  # a module imported by a computed name may be any file's
+        # its own classes, by a computed name: `globals()[name]`, `eval(name)` (a `getattr(det, k)`
+        # on an object reaches that object's attributes only)
+        own_lookup[path] = _DYNAMIC_LOOKUP.search(data) is not None
     seers = visible_from(files, index) if index is not None else None
     unused: dict[str, frozenset[str]] = {}
     for path, found in classes.items():
         if not found:
             continue
-        readers = seers.get(path, set()) | {path} if seers is not None else set(data_of)
-        if any(dynamic[reader] for reader in readers):
+        readers = seers.get(path, set()) if seers is not None else set(data_of) - {path}
+        if own_lookup[path] or _reached_by_lookup(path, readers, dynamic, data_of, index):
             continue
-        dead = {name for name, _ in found if sum(written[reader][name] for reader in readers) == 1}
+        dead = {
+            name
+            for name, _ in found
+            if not any(written[reader][name] for reader in readers)
+            and not named_in_own_file(data_of[path], name.decode())
+        }
         if dead:
             unused[path] = frozenset(
                 key for key, _ in _closed_methods(data_of[path], dict.fromkeys(dead, False), every=True)
             )
     return unused
+
+
+def _torch_bases(bases: bytes) -> bool:
+    """Every base is torch's (`torch.autograd.Function`, `nn.Module`, `nn.Sequential`): torch
+    reaches such a class only through the code that names it (`RankSort.apply(...)`)."""
+    listed = [b.strip() for b in bases.split(b",") if b.strip()]
+    return bool(listed) and all(
+        base.startswith((b"torch.", b"nn.")) or base in (b"Function", b"Module") for base in listed
+    )
+
+
+def _reached_by_lookup(
+    path: str, readers: set[str], dynamic: dict[str, bool], data_of: dict[str, bytes], index: ProjectIndex | None
+) -> bool:
+    """A reader that looks names up at run time can reach the file's classes only through a
+    namespace that holds them all: the module itself (`import utils.loss`) or a star import.
+    `from utils.loss import ComputeLoss` puts one name in the reader's namespace, which its
+    text names anyway."""
+    if not any(dynamic[reader] for reader in readers):
+        return False
+    if index is None:
+        return True
+    return any(_imports_whole(reader, data_of[reader], path, index) for reader in readers)
+
+
+def _imports_whole(importer: str, data: bytes, target: str, index: ProjectIndex) -> bool:
+    """`importer` binds the module `target` itself, or all of its names (`import a.b`,
+    `from a import b`, `from a.b import *`)."""
+    for match in _IMPORT.finditer(data):
+        dots, module, imported, plain = (
+            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
+        )
+        level = len(dots or "")
+        if plain is not None:
+            names = [n.split()[0] for n in plain.split(",") if n.strip()]
+            if any(index.resolve(importer, name, 0) == target for name in names):
+                return True
+            continue
+        parts = [n.split()[0] for n in (imported or "").split(",") if n.strip()]
+        if "*" in parts or not parts:
+            if index.resolve(importer, module or None, level) == target:
+                return True
+        for name in parts:
+            if name != "*" and index.resolve(importer, f"{module}.{name}" if module else name, level) == target:
+                return True
+    return False
 
 
 def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, set[str]]:
