@@ -169,7 +169,10 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         return program.construct_layer(frame, node, qual, layer, args)
     if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
         value = args[0][1] if args else UNKNOWN
-        return replace(value, grad=True) if value.kind is Kind.TENSOR else UNKNOWN
+        # `nn.Parameter(t, requires_grad=False)` (running statistics kept as parameters)
+        frozen = _keyword(args, "requires_grad")
+        grad = not (frozen is not None and isinstance(frozen[0].value, cst.Name) and frozen[0].value.value == "False")
+        return replace(value, grad=grad) if value.kind is Kind.TENSOR else UNKNOWN
     if qual in api.WRAPPERS:
         return program.wrap(frame, node, qual, args)
     if qual in api.PLACING_WRAPPERS:
@@ -516,7 +519,19 @@ def move(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -
     positional = _positional(args)
     target = found if found is not None else (positional[0] if positional else None)
     if target is None:
-        return Place.NONE, None
+        spread = next((value for arg, value in args if arg.star == "**"), None)
+        if spread is None:
+            return Place.NONE, None
+        # `.to(**self.tpdv)` with `self.tpdv = dict(dtype=..., device=device)`: its `device` key
+        # if devfix sees it, else a device it cannot tell
+        keyed = dict(spread.keys or ()) if spread.kind is Kind.STRUCT else {}
+        if "device" not in keyed:
+            return (Place.UNKNOWN if spread.kind is not Kind.STRUCT or spread.keys is None else Place.NONE), None
+        value = keyed["device"]
+        place = _target_place(value, node)
+        return place, (
+            Origin("move", node, note=_device_flag(value, node), guarded=guarded) if place is Place.DEVICE else None
+        )
     arg, value = target
     if value.kind is Kind.TENSOR:
         return value.place, next(iter(value.origins), None) if value.place is Place.DEVICE else None
