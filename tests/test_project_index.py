@@ -307,7 +307,8 @@ def test_a_package_the_run_installs_is_imported_by_name_and_its_cuda_extension_f
     """pointMLP: pointnet2_ops_lib/setup.py installs `pointnet2_ops`, whose `_ext` it compiles
     with torch's CUDAExtension (sources in a variable), and pointnet2_utils.py imports `_ext`
     in a top-level `try:`. The models import `pointnet2_ops` by name from anywhere; every file
-    whose imports reach the extension is GPU code. An import under `if` does not count."""
+    whose imports reach the extension is GPU code. An import under `if` does not count, nor
+    one in a `try:` whose fallback is a CPU path."""
     files = _tree(
         tmp_path,
         {
@@ -315,7 +316,10 @@ def test_a_package_the_run_installs_is_imported_by_name_and_its_cuda_extension_f
             b"    name='pointnet2_ops._ext', sources=_ext_sources)])\n",
             "lib/pointnet2_ops/__init__.py": b"",
             "lib/pointnet2_ops/pointnet2_utils.py": b"try:\n    import pointnet2_ops._ext as _ext\n"
-            b"except ImportError:\n    _ext = None\n",
+            b"except ImportError:\n    from torch.utils.cpp_extension import load\n"
+            b"    _ext = load('_ext', sources=glob.glob('src/*.cu'))\n",
+            # RAFT's core/corr.py: an optional extension, with a CPU path when it is missing
+            "lib/optional.py": b"try:\n    import pointnet2_ops._ext\nexcept ImportError:\n    pass\n",
             "seg/model/__init__.py": b"from .pointmlp import PointMLP\n",
             "seg/model/pointmlp.py": b"from pointnet2_ops import pointnet2_utils\n",
             "seg/main.py": b"import model as models\n",

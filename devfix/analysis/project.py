@@ -849,17 +849,20 @@ _TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
 
 
 def _module_level_imports(data: bytes) -> bytes:
-    """The import lines that run when the file is imported: at its top, or in a top-level
-    `try:`/`except:` block (`try: import pointnet2_ops._ext as _ext`); not those of a
-    function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
+    """The import lines that must succeed when the file is imported: at its top, or in a
+    top-level `try:`/`except:` block whose fallback compiles CUDA sources itself
+    (pointnet2_ops' `try: import pointnet2_ops._ext` / `except ImportError: load(... .cu)`);
+    not an optional import (RAFT's `try: import alt_cuda_corr` / `except: pass`), nor those of
+    a function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
     found = []
     in_try = False
+    compiles = b"cpp_extension" in data and b".cu" in data
     for line in data.splitlines():
         if line[:1].strip():
             in_try = _TOP_BLOCK.match(line) is not None
             if line.startswith((b"import ", b"from ")):
                 found.append(line)
-        elif in_try and line.lstrip().startswith((b"import ", b"from ")):
+        elif in_try and compiles and line.lstrip().startswith((b"import ", b"from ")):
             found.append(line.lstrip())
     return b"\n".join(found)
 
