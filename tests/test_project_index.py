@@ -341,3 +341,20 @@ def test_a_package_the_run_installs_is_imported_by_name_and_its_cuda_extension_f
             "seg/main.py",
         )
     }
+
+
+def test_an_unimported_file_of_a_folder_others_import_from_is_a_users_pick(tmp_path):
+    """prakashpandey9's Text-Classification: main.py imports models/LSTM.py; models/RCNN.py,
+    which nothing imports, is one of the models a user picks by editing that import, so its
+    class is no dead code. A class of an imported file that nothing names is."""
+    sources = {
+        "main.py": b"from models.LSTM import LSTMClassifier\nfrom losses import Used\nLSTMClassifier()\nUsed().run()\n",
+        "models/LSTM.py": b"import torch.nn as nn\nclass LSTMClassifier(nn.Module):\n    def forward(self, x):\n        return x\n",
+        "models/RCNN.py": b"import torch.nn as nn\nclass RCNN(nn.Module):\n    def forward(self, x):\n"
+        b"        return x.cuda()\n",
+        "losses.py": b"import torch\nclass Used(object):\n    def run(self): pass\n"
+        b"class RankSort(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        b"        return x.cuda()\n",
+    }
+    facts = ProjectFacts.from_files(_tree(tmp_path, sources))
+    assert facts.unreferenced == {str(tmp_path / "losses.py"): frozenset({"RankSort.forward"})}

@@ -172,7 +172,8 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         # `nn.Parameter(t, requires_grad=False)` (running statistics kept as parameters)
         frozen = _keyword(args, "requires_grad")
         grad = not (frozen is not None and isinstance(frozen[0].value, cst.Name) and frozen[0].value.value == "False")
-        return replace(value, grad=grad) if value.kind is Kind.TENSOR else UNKNOWN
+        # a frozen parameter is still registered where it is assigned: `member` says so
+        return replace(value, grad=grad, member=not grad) if value.kind is Kind.TENSOR else UNKNOWN
     if qual in api.WRAPPERS:
         return program.wrap(frame, node, qual, args)
     if qual in api.PLACING_WRAPPERS:

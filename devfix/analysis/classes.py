@@ -108,7 +108,7 @@ class ClassInfo:
             weighty = (value.kind is Kind.MODULE and not value.neutral) or (
                 name in self.called_attrs and value.kind is Kind.OTHER and value.place is Place.UNKNOWN
             )
-            if value.kind is Kind.TENSOR and value.grad:
+            if value.kind is Kind.TENSOR and (value.grad or value.member):
                 return frozenset()
             if weighty:
                 if name not in passed:
@@ -151,7 +151,8 @@ class ClassInfo:
         if self.linked is not None and self.linked.has_state:
             return True
         if self.buffers or any(
-            (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and v.grad) for v in self.attrs.values()
+            (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and (v.grad or v.member))
+            for v in self.attrs.values()
         ):
             return True
         if any(
@@ -578,8 +579,8 @@ class ClassFlow(FlowState):
                 return UNKNOWN
             return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=None)
         if known.kind is Kind.TENSOR:
-            if known.grad:  # nn.Parameter
-                return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=True)
+            if known.grad or known.member:  # nn.Parameter, frozen or not
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=known.grad)
             return self._plain_tensor(cls, name, known)
         if known.kind is Kind.STRUCT:
             return _registered_items(cls, known, module)

@@ -632,11 +632,14 @@ def _unused_class_methods(
         # on an object reaches that object's attributes only)
         own_lookup[path] = _DYNAMIC_LOOKUP.search(data) is not None
     seers = visible_from(files, index) if index is not None else None
+    libraries = _library_folders(files, index) if index is not None else set()
     unused: dict[str, frozenset[str]] = {}
     for path, found in classes.items():
         if not found:
             continue
         readers = seers.get(path, set()) if seers is not None else set(data_of) - {path}
+        if not readers and os.path.dirname(path) in libraries:
+            continue  # a model zoo's other file (models/LSTM_Attn.py beside the imported models/LSTM.py): the user's pick
         if own_lookup[path] or _reached_by_lookup(path, readers, dynamic, data_of, index):
             continue
         dead = {
@@ -650,6 +653,20 @@ def _unused_class_methods(
                 key for key, _ in _closed_methods(data_of[path], dict.fromkeys(dead, False), every=True)
             )
     return unused
+
+
+def _library_folders(files: list[tuple[str, bytes]], index: ProjectIndex) -> set[str]:
+    """The folders other folders' files import from (`from models.LSTM import LSTMClassifier`
+    in main.py): a file there that nothing imports is one of the alternatives a user picks
+    by editing an import, not dead code."""
+    found = set()
+    for path, data in files:
+        here = os.path.dirname(path)
+        for target in index.imports(path, data):
+            folder = os.path.dirname(target)
+            if folder != here:
+                found.add(folder)
+    return found
 
 
 def _torch_bases(bases: bytes) -> bool:
