@@ -296,6 +296,10 @@ def _factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
             else frozenset()
         )
         return Value(Kind.TENSOR, place, origins, grad=grad)
+    out = _keyword(args, "out")
+    if out is not None:
+        # `torch.arange(0, n, out=torch.cuda.LongTensor(n))`: the result is `out`, where it lives
+        return replace(out[1], member=False) if out[1].kind is Kind.TENSOR else UNKNOWN
     if frame.program.default_device_changed:
         return UNKNOWN
     positional = _positional(args)
