@@ -358,3 +358,8 @@ def test_an_unimported_file_of_a_folder_others_import_from_is_a_users_pick(tmp_p
     }
     facts = ProjectFacts.from_files(_tree(tmp_path, sources))
     assert facts.unreferenced == {str(tmp_path / "losses.py"): frozenset({"RankSort.forward"})}
+    # pytorch-wgan's utils/feature_extraction_test.py: a plain class beside imported utilities,
+    # mentioned only in a comment, is an old experiment, dead as before
+    sources["models/feature_test.py"] = b"class FeatureExtractionTest(object):\n    def run(self): pass\n"
+    facts = ProjectFacts.from_files(_tree(tmp_path, sources))
+    assert facts.unreferenced[str(tmp_path / "models/feature_test.py")] == frozenset({"FeatureExtractionTest.run"})

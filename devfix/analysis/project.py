@@ -638,14 +638,16 @@ def _unused_class_methods(
         if not found:
             continue
         readers = seers.get(path, set()) if seers is not None else set(data_of) - {path}
-        if not readers and os.path.dirname(path) in libraries:
-            continue  # a model zoo's other file (models/LSTM_Attn.py beside the imported models/LSTM.py): the user's pick
         if own_lookup[path] or _reached_by_lookup(path, readers, dynamic, data_of, index):
             continue
+        # a model zoo's other file (models/LSTM_Attn.py beside the imported models/LSTM.py): its
+        # modules are the user's pick (an old experiment's plain class there is still dead)
+        zoo = not readers and os.path.dirname(path) in libraries
         dead = {
             name
-            for name, _ in found
-            if not any(written[reader][name] for reader in readers)
+            for name, bases in found
+            if not (zoo and (closed.get(name) or _torch_bases(bases)))
+            and not any(written[reader][name] for reader in readers)
             and not named_in_own_file(data_of[path], name.decode())
         }
         if dead:
