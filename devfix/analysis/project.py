@@ -30,6 +30,7 @@ import os
 import posixpath
 import re
 import sys
+import weakref
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -298,6 +299,7 @@ class ProjectIndex:
             self.tops.update(part for part in folder.split(os.sep) if part)
         self.search_paths: dict[str, list[str]] = {}  # normalised absolute path -> folders it puts on sys.path
         self._installed: dict[str, str] | None = None  # a package a setup script of the run installs -> its folder
+        self._imports: dict[str, tuple[bytes, list[str]]] = {}  # importer -> (its bytes, what they import)
 
     def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
         """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
@@ -473,7 +475,16 @@ class ProjectIndex:
         return summary.names.get(name)
 
     def imports(self, importer: str, data: bytes) -> list[str]:
-        """The run's files that `importer` imports, from a text scan (for the order only)."""
+        """The run's files that `importer` imports, from a text scan; asked once per file's bytes
+        (the order, the import groups, the dead-class scans all ask)."""
+        known = self._imports.get(importer)
+        if known is not None and known[0] is data:
+            return known[1]
+        found = self._scan_imports(importer, data)
+        self._imports[importer] = (data, found)
+        return found
+
+    def _scan_imports(self, importer: str, data: bytes) -> list[str]:
         found: list[str] = []
         for match in _IMPORT.finditer(data):
             dots, module, imported, plain = match.groups()
@@ -691,30 +702,46 @@ def _reached_by_lookup(
         return False
     if index is None:
         return True
-    return any(_imports_whole(reader, data_of[reader], path, index) for reader in readers)
+    return any(path in _wholes(reader, data_of[reader], index) for reader in readers)
 
 
-def _imports_whole(importer: str, data: bytes, target: str, index: ProjectIndex) -> bool:
-    """`importer` binds the module `target` itself, or all of its names (`import a.b`,
-    `from a import b`, `from a.b import *`)."""
+_WHOLES: weakref.WeakKeyDictionary[ProjectIndex, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def _wholes(importer: str, data: bytes, index: ProjectIndex) -> frozenset[str]:
+    """The run's files `importer` binds whole (`import a.b`, `from a import b`, `from a.b import
+    *`), once per importer."""
+    known = _WHOLES.setdefault(index, {})
+    if importer not in known:
+        known[importer] = frozenset(_imports_whole(importer, data, index))
+    return known[importer]
+
+
+def _imports_whole(importer: str, data: bytes, index: ProjectIndex) -> set[str]:
+    """The run's files `importer` binds as a module, or all of whose names it imports."""
+    found: set[str] = set()
     for match in _IMPORT.finditer(data):
         dots, module, imported, plain = (
             g.decode("ascii", "replace") if g is not None else None for g in match.groups()
         )
         level = len(dots or "")
         if plain is not None:
-            names = [n.split()[0] for n in plain.split(",") if n.strip()]
-            if any(index.resolve(importer, name, 0) == target for name in names):
-                return True
+            for name in (n.split()[0] for n in plain.split(",") if n.strip()):
+                target = index.resolve(importer, name, 0)
+                if target is not None:
+                    found.add(target)
             continue
         parts = [n.split()[0] for n in (imported or "").split(",") if n.strip()]
         if "*" in parts or not parts:
-            if index.resolve(importer, module or None, level) == target:
-                return True
+            target = index.resolve(importer, module or None, level)
+            if target is not None:
+                found.add(target)
         for name in parts:
-            if name != "*" and index.resolve(importer, f"{module}.{name}" if module else name, level) == target:
-                return True
-    return False
+            if name != "*":
+                target = index.resolve(importer, f"{module}.{name}" if module else name, level)
+                if target is not None:
+                    found.add(target)
+    return found
 
 
 def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, set[str]]:
