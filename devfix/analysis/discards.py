@@ -47,7 +47,7 @@ def _returned(program: Program, statement: cst.Expr) -> bool:
     call = statement.value
     assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
     name = call.func.value.value
-    function = program._owner_function(statement)
+    function = program.owner_function(statement)
     if function is None:
         return False
     finder = _Returns(name)

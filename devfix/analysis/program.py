@@ -460,7 +460,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         for info in self.functions.values():
             by_name.setdefault(info.name, []).append(info)
         callees: dict[int, list[FunctionInfo]] = {}
-        owner_of = self._owner_function
+        owner_of = self.owner_function
         roots: list[FunctionInfo] = []
         for call in self.data.calls:
             name = (
@@ -494,7 +494,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                         order.append(callee)
         return order
 
-    def _owner_function(self, node: cst.CSTNode) -> FunctionInfo | None:
+    def owner_function(self, node: cst.CSTNode) -> FunctionInfo | None:
+        """The file's function whose body holds `node` (None at module level)."""
         parent = self.data.parent.get(id(node))
         while parent is not None:
             if isinstance(parent, cst.FunctionDef):
@@ -549,7 +550,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return bool(sites) and all(self._in_init(site) for site in sites)
 
     def _in_init(self, node: cst.CSTNode) -> bool:
-        owner = self._owner_function(node)
+        owner = self.owner_function(node)
         return owner is not None and owner.name == "__init__"
 
     def _parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
