@@ -719,29 +719,16 @@ def _wholes(importer: str, data: bytes, index: ProjectIndex) -> frozenset[str]:
 
 def _imports_whole(importer: str, data: bytes, index: ProjectIndex) -> set[str]:
     """The run's files `importer` binds as a module, or all of whose names it imports."""
-    found: set[str] = set()
-    for match in _IMPORT.finditer(data):
-        dots, module, imported, plain = (
-            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
-        )
-        level = len(dots or "")
+    candidates: list[tuple[str | None, int]] = []
+    for level, module, imported, plain in _import_statements(data):
         if plain is not None:
-            for name in (n.split()[0] for n in plain.split(",") if n.strip()):
-                target = index.resolve(importer, name, 0)
-                if target is not None:
-                    found.add(target)
+            candidates += [(name, 0) for name in plain]
             continue
-        parts = [n.split()[0] for n in (imported or "").split(",") if n.strip()]
-        if "*" in parts or not parts:
-            target = index.resolve(importer, module or None, level)
-            if target is not None:
-                found.add(target)
-        for name in parts:
-            if name != "*":
-                target = index.resolve(importer, f"{module}.{name}" if module else name, level)
-                if target is not None:
-                    found.add(target)
-    return found
+        if "*" in imported or not imported:
+            candidates.append((module or None, level))
+        candidates += [(name, level) for name in _dotted(module, [n for n in imported if n != "*"])]
+    found = {index.resolve(importer, name, level) for name, level in candidates}
+    return {target for target in found if target is not None}
 
 
 def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, set[str]]:
@@ -933,26 +920,13 @@ def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:
     """`from .gpu_nms import gpu_nms` beside the setup script that builds it, or an absolute
     `import nms.gpu_nms` whose dotted path ends where the module lands."""
     folder = posixpath.dirname(path.replace(os.sep, "/"))
-    for match in _IMPORT.finditer(top):
-        dots, module, imported, plain = (
-            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
-        )
-        if plain is not None:
-            names = [n.split()[0] for n in plain.split(",") if n.strip()]
-        else:
-            names = [
-                module or "",
-                *(
-                    f"{module}.{n.split()[0]}" if module else n.split()[0]
-                    for n in (imported or "").split(",")
-                    if n.strip()
-                ),
-            ]
+    for level, module, imported, plain in _import_statements(top):
+        names = plain if plain is not None else [module, *_dotted(module, imported)]
         for name in filter(None, names):
             target = name.replace(".", "/")
-            if dots:
+            if level:
                 base = folder
-                for _ in range(len(dots) - 1):
+                for _ in range(level - 1):
                     base = posixpath.dirname(base)
                 if (posixpath.join(base, target) if base else target) in compiled:
                     return True
@@ -1097,21 +1071,32 @@ def imports_gpu_package(data: bytes) -> bool:
     return False
 
 
+def _import_statements(data: bytes) -> Iterable[tuple[int, str, list[str], list[str] | None]]:
+    """Each import statement of the text, decoded once: (its dots, the `from` module, the names
+    it imports from it, or the modules of a plain `import a, b.c as d`)."""
+    for match in _IMPORT.finditer(data):
+        dots, module, imported, plain = (
+            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
+        )
+        names = [n.split()[0] for n in (imported or "").split(",") if n.strip()]
+        modules = [n.split()[0] for n in plain.split(",") if n.strip()] if plain is not None else None
+        yield len(dots or ""), module or "", names, modules
+
+
+def _dotted(module: str, names: list[str]) -> list[str]:
+    """`from a import b, c` as the modules it may bind: `a.b`, `a.c` (`b` after `from . import b`)."""
+    return [f"{module}.{name}" if module else name for name in names]
+
+
 def imports_any(data: bytes, modules: frozenset[str]) -> bool:
     """The file imports one of `modules` by its full name (`import m`, `import m as x`,
     `from m import f`, `from pkg import m` for `pkg.m`)."""
     if not modules:
         return False
-    for match in _IMPORT.finditer(data):
-        dots, module, imported, plain = (
-            group.decode("ascii", "replace") if group is not None else None for group in match.groups()
-        )
-        if dots:
+    for level, module, imported, plain in _import_statements(data):
+        if level:
             continue
-        if plain is not None:
-            names = [n.split()[0] for n in plain.split(",") if n.strip()]
-        else:
-            names = [module, *(f"{module}.{n.split()[0]}" for n in (imported or "").split(",") if n.strip())]
+        names = plain if plain is not None else [module, *_dotted(module, imported)]
         if any(name in modules for name in names):
             return True
     return False
