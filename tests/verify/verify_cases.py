@@ -50,6 +50,7 @@ MUST_PASS = [
     ("pass_scatter_onehot_forward.py", []),
     ("pass_gather_device_index.py", []),
     ("pass_gradients_across_devices.py", []),
+    ("pass_module_to_device_keyword.py", []),
     ("fail_cuda1_one_gpu.py", TWO_GPUS),  # the second GPU exists
     ("pass_model_parallel.py", TWO_GPUS),
     ("pass_dataparallel_two_gpus.py", TWO_GPUS),

@@ -413,6 +413,13 @@ def _to(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
     return out if out is not None else default(func, args, kwargs, caller)
 
 
+@handles(torch._C._nn._parse_to)
+def _parse_to(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
+    """Parsing `.to()`'s arguments places nothing: `nn.Module.to(device=device)` must see the
+    device it was given, not the CPU that `default` puts in a `device=` keyword."""
+    return func(*args, **kwargs)
+
+
 @handles(_TB.cuda)
 def _cuda(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], caller: FrameType) -> Any:
     dev = args[1] if len(args) > 1 else kwargs.get("device")
