@@ -505,17 +505,35 @@ def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
     return None, None, True
 
 
+# Nodes that never hold a deeper subtree: not worth a stack entry.
+_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant, ast.Name, ast.alias)
+
+
 def _depth(tree: ast.AST) -> int:
-    """The deepest nesting of the syntax tree, without recursion."""
+    """The deepest nesting of the syntax tree as LibCST builds it, without recursion.
+
+    `a and b and c` is one flat node for `ast` but a chain for LibCST, one level per operator,
+    and its native parser crashes the process on a chain of a few thousand: it counts so."""
     deepest = 0
     stack = [(tree, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, depth = stack.pop()
+        node, depth = pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
         if depth > deepest:
             deepest = depth
             if deepest > MAX_NESTING:
                 return deepest
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        depth += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        push((item, depth))
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                push((value, depth))
     return deepest
 
 

@@ -65,6 +65,8 @@ BAD_INPUTS = {
         "too many nested parentheses",
     ),
     "long_chain": (b"import torch\nx = " + b" + ".join([b"a"] * 8000) + b"\n", f"over {MAX_NESTING} levels"),
+    # flat for `ast`, a chain for LibCST, whose native parser crashed the whole run on it
+    "long_boolean_chain": (b"import torch\nx = " + b" and ".join([b"a"] * 8000) + b"\n", f"over {MAX_NESTING} levels"),
     "deep_indentation": (
         b"import torch\n" + b"".join(b" " * i + b"if x:\n" for i in range(120)) + b" " * 120 + b"pass\n",
         "too many levels of indentation",
