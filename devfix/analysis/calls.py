@@ -156,7 +156,15 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
     if qual in api.LOADS:
         return program.load(frame, node, args)
     if qual in api.SAVES:
-        program.saves.append((node, args[0][1] if args else UNKNOWN))
+        saved = args[0][1] if args else UNKNOWN
+        first = args[0][0].value if args else None
+        if (
+            isinstance(first, cst.Call)
+            and isinstance(first.func, cst.Attribute)
+            and first.func.attr.value == "state_dict"
+        ):
+            saved = program.values.get(id(first.func.value), saved)  # `torch.save(net.state_dict(), f)`: where `net` is
+        program.saves.append((node, saved))
         return HOST
     function = api.torch_function(qual)
     if function is not None:

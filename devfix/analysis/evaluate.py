@@ -70,6 +70,25 @@ def _flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
     )
 
 
+def _option_compared(frame: Frame, node: cst.Comparison) -> bool:
+    """A comparison that tests the user's choice of device: a GPU option on the left
+    (`args.gpu >= 0`), or any option the flow cannot follow compared with "gpu" or "cuda"
+    (`cmd_args.mode == "gpu"`, where `mode` was set from `--cuda` in another module)."""
+    if _flag_operand(frame, node.left):
+        return True
+    if len(node.comparisons) != 1:
+        return False
+    said = (operations.string_of(node.comparisons[0].comparator) or "").lower()
+    value = frame.program.values.get(id(node.left))
+    return (
+        said in ("gpu", "cuda")
+        and value is not None
+        and value.truth is None
+        and value.text is None
+        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+    )
+
+
 def _option_key(node: cst.BaseExpression) -> str | None:
     """`opt["data.cuda"]`, `cfg["use_gpu"]`: an option read by its key, named by its last part."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
@@ -513,7 +532,7 @@ class Frame:
                 negative = api.is_negative_flag(name)
                 value = condition(not negative, negative, "choice")
                 self.program.values[id(node)] = value
-            elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _flag_operand(self, node.left):
+            elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _option_compared(self, node):
                 chosen = operations.option_test(node)
                 if chosen is not None:
                     value = chosen
@@ -539,7 +558,12 @@ class Frame:
             return constant(node.value == "True")
         if node.value == "None":
             return constant(False)
-        return self.lookup(node.value)
+        value = self.lookup(node.value)
+        if isinstance(value.ref, cst.FunctionDef):
+            parent = self.program.data.parent.get(id(node))
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                self.program.escaped_functions.add(id(value.ref))  # `map(f, xs)`, `hook=f`: called unseen
+        return value
 
     def _attribute(self, node: cst.Attribute) -> Value:
         return operations.attribute(self, node, self.expr(node.value))
@@ -581,7 +605,7 @@ class Frame:
         for target in node.comparisons:
             values.append(self.expr(target.comparator))
         value = operations.compare(self, node, values)
-        if value.kind is Kind.HOST and value.truth is None and _flag_operand(self, node.left):
+        if value.kind is Kind.HOST and value.truth is None and _option_compared(self, node):
             # `return len(self.opt.gpu_ids) > 0` in a `use_gpu()` helper: the user's choice, wherever it is tested
             return operations.option_test(node) or value
         return value
@@ -682,6 +706,8 @@ def _flagged(value: Value, flag: str | None) -> Value:
     is the user's choice, `True if torch.cuda.is_available() else False` an availability."""
     if flag not in ("choice", "available"):
         return value
+    if value.kind is Kind.OTHER and value.qual == "torch.cuda":
+        return replace(value, flag=flag)  # `torch.cuda if args.cuda else torch`: a module chosen by the check
     if value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) is not None:
         place = Place.DEVICE if device_string_place(value.text) == "device" else Place.CPU
         return Value(Kind.DEVICE, place, flag=flag, text=value.text)  # `"cuda" if torch.cuda.is_available() else "cpu"`

@@ -183,12 +183,36 @@ class FileFacts:
             return True
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda" for c in self.tree.data.calls)
 
+    def is_cuda_move(self, call: cst.Call) -> bool:
+        """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself,
+        nor a project class's own `cuda()`); not `.cuda(args.gpu)` / `.cuda(rank)`, a device
+        index chosen on purpose. `call` is a call of a `.cuda` attribute."""
+        receiver = self.value(cst.ensure_type(call.func, cst.Attribute).value)
+        if receiver is not None and receiver.qual is not None:
+            return False
+        if receiver is not None and self.program.defines_method(receiver, "cuda"):
+            return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
+        positional = [arg for arg in call.args if arg.keyword is None]
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        if positional and not isinstance(positional[0].value, cst.Integer):
+            return False
+        return len(positional) <= 1 and keywords <= {"non_blocking", "memory_format"}
+
     @cached_property
     def uses_device(self) -> bool:
         """Something in this file is definitely put on the accelerator (evidence for rules that
-        guard against GPU checkpoints and the like)."""
+        guard against GPU checkpoints and the like): a move the flow placed, a device bound, or a
+        `.cuda()` the flow evaluated on a value it cannot follow (`run_path(...)["Net"]().cuda()`)."""
         program = self.program
         if any(place is Place.DEVICE for _, _, place in program.module_moves + program.tensor_moves):
+            return True
+        if any(
+            isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "cuda"
+            and self.value(call) is not None
+            and self.is_cuda_move(call)
+            for call in self.tree.data.calls
+        ):
             return True
         return any(
             v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")

@@ -139,6 +139,8 @@ class FunctionFlow(FlowState):
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Value | None) -> Value:
         self.call_sites.setdefault(id(info.node), []).append(node)
+        if frame.no_grad:
+            self.quiet_calls.add(id(node))
         params = info.parameters()
         names = [p.name.value for p in params]
         if info.self_name is not None and names and names[0] == info.self_name:

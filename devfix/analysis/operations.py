@@ -87,7 +87,8 @@ def attribute(frame: Frame, node: cst.Attribute, base: Value) -> Value:
                 Place.DEVICE,
                 frozenset({Origin("cuda-type", node)}),
                 qual=qual,
-                flag="hard",
+                # `self.tt.FloatTensor` after `self.tt = torch.cuda if cuda else torch`: the check's reason
+                flag=base.flag if base.flag in ("choice", "available") else "hard",
                 tensor_type=True,
             )
         if qual in api.CPU_TENSOR_TYPES:
@@ -357,6 +358,9 @@ def option_test(node: cst.Comparison) -> Value | None:
     if len(node.comparisons) != 1:
         return None
     comparator = node.comparisons[0].comparator
+    said = string_of(comparator)
+    if said is not None:
+        return _option_string_test(node, said)
     negative, number = False, comparator
     if isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus):
         negative, number = True, comparator.expression
@@ -371,6 +375,22 @@ def option_test(node: cst.Comparison) -> Value | None:
     if limit in declined.get(operator, ()):
         return condition(False, True, "choice")
     return None
+
+
+def _option_string_test(node: cst.Comparison, said: str) -> Value | None:
+    """`args.visible_gpus != "-1"`, `cmd_args.mode == "gpu"`: an option compared with a string
+    that names the GPU, the CPU or "no GPU" says whether the user chose a GPU."""
+    operator = type(node.comparisons[0].operator)
+    if operator not in (cst.Equal, cst.NotEqual):
+        return None
+    word = said.strip().lower()
+    if word in ("gpu", "cuda"):
+        chose = operator is cst.Equal
+    elif word in ("cpu", "-1", ""):
+        chose = operator is cst.NotEqual
+    else:
+        return None
+    return condition(True, False, "choice") if chose else condition(False, True, "choice")
 
 
 def device_text(device: Value) -> Value:

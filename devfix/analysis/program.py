@@ -99,6 +99,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         # Its top-level classes and functions that other files of the run name (project.py).
         self.named_elsewhere = view.named_elsewhere
         self.named_by = view.named_by
+        self.project_methods = view.methods
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
@@ -133,6 +134,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.default_device_changed = False
         self.constructing = False
         self.call_sites_seen: dict[int, list[cst.Call]] = {}  # the call sites of the previous pass
+        self.quiet_calls: set[int] = set()  # calls made under `torch.no_grad()` (their callee's too)
+        self.escaped_functions: set[int] = set()  # functions named other than as a call's callee
         self._reset()
         self._collect_definitions()
 
@@ -365,8 +368,9 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return self._imports_torch
 
     def _project_method(self, name: str) -> bool:
-        """A project class that the program builds defines a method `name`."""
-        return any(
+        """A project class that the program builds defines a method `name`, or (several files)
+        some file of the run defines one."""
+        return name in self.project_methods or any(
             cls.method(name) is not None or cls.linked_method(name) is not None for cls in self.built_classes.values()
         )
 
@@ -531,6 +535,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             value = self.values.get(id(decorator.decorator), UNKNOWN)
             if operations.is_no_grad_context(frame, decorator.decorator, value):
                 frame.no_grad += 1
+        if not frame.no_grad and self._called_only_without_grad(info):
+            frame.no_grad += 1
         before = {name: env[name] for name in env}
         self.constructing = info.world == "module" and self.construction_time(info)
         try:
@@ -540,6 +546,18 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         info.returns = frame.returns if frame.returns is not None else HOST
         self._record_param_moves(info, frame, before)
         self.evaluated.add(id(info.node))
+
+    def _called_only_without_grad(self, info: FunctionInfo) -> bool:
+        """Every call of the function is made under `torch.no_grad()` (a plotting helper of a
+        `@torch.no_grad()` method), and nothing else can call it: it computes without grad."""
+        sites = self.call_sites_seen.get(id(info.node), [])
+        return (
+            bool(sites)
+            and all(id(site) in self.quiet_calls for site in sites)
+            and id(info.node) not in self.escaped_functions
+            and not self._called_elsewhere(info)
+            and info.klass is None  # a method may also be handed on as `self.method`, unseen
+        )
 
     def construction_time(self, info: FunctionInfo) -> bool:
         """A module's `__init__`, or a method only ever called from `__init__` methods (CCT's

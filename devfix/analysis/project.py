@@ -91,6 +91,7 @@ class ProjectView:
     named_elsewhere: frozenset[str] = frozenset()  # its top-level classes and functions other files name
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
     named_by: dict[str, frozenset[str]] = field(default_factory=dict)  # those names -> the files that name them
+    methods: frozenset[str] = frozenset()  # names the run's files define as methods
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class ProjectFacts:
     named_by: dict[str, dict[str, frozenset[str]]] = field(
         default_factory=dict
     )  # display path -> its top-level names other files name -> those files
+    methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -148,6 +150,7 @@ class ProjectFacts:
             passed=callers_pass(files, index, defined),
             named_by=named_in_other_files(files),
             builds_cuda_on_import=builds_cuda_on_import(files, index),
+            methods=frozenset().union(*(defined_methods(data) for _, data in files)) if len(files) > 1 else frozenset(),
         )
 
     def elsewhere(self, path: str) -> frozenset[str]:
@@ -173,6 +176,7 @@ class ProjectFacts:
             self.elsewhere(path),
             self.cuda_extensions,
             self.named_by.get(path, {}),
+            self.methods,
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
@@ -815,6 +819,16 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
         for path, names in defined.items()
     }
     return {path: names for path, names in found.items() if names}
+
+
+_METHOD = re.compile(rb"^[ \t]+def[ \t]+(\w+)", re.MULTILINE)
+
+
+def defined_methods(data: bytes) -> set[str]:
+    """The names a file defines in an indented `def` (methods, mostly): a method of that name
+    called on a module of unknown class (`model.module.serialize(...)`) may be the project's
+    own, not a forward pass."""
+    return {name.decode("ascii", "replace") for name in _METHOD.findall(data)}
 
 
 def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:

@@ -43,6 +43,8 @@ class FlowState:
     ctc_losses: set[int]
     gpu_only_calls: list[cst.Call]
     call_sites: dict[int, list[cst.Call]]
+    quiet_calls: set[int]
+    escaped_functions: set[int]
     assume_unmoved: frozenset[int]  # DEV006's what-if: transfers (and linked datasets) taken as gone
     _device_params: dict[int, frozenset[str]]
     _cuda_defaults: dict[int, frozenset[str]]

@@ -108,7 +108,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             if _device_from_caller(ctx, call) or _moves_to_a_hard_cuda_parameter(ctx, call):
                 return None  # `cuda_timestamp(device)`: whoever passes the device decides it is CUDA
             return self._guard(ctx, call, qual)
-        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and self._is_cuda_call(ctx, call):
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.facts.is_cuda_move(call):
             if self._inside_cuda_method(ctx, call):
                 return None  # implements `.cuda()` itself (like `nn.Module.cuda`): CUDA is its contract
             moved = facts.value(func.value)
@@ -168,20 +168,6 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
         return self.finding(call, f"{message}; use `{device.code}`", [Replace(call, build(device.code))], device=device)
-
-    def _is_cuda_call(self, ctx: RuleContext, call: cst.Call) -> bool:
-        """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself);
-        not `.cuda(args.gpu)` / `.cuda(rank)`, a device index chosen on purpose."""
-        receiver = ctx.facts.value(cst.ensure_type(call.func, cst.Attribute).value)
-        if receiver is not None and receiver.qual is not None:
-            return False
-        if receiver is not None and ctx.facts.program.defines_method(receiver, "cuda"):
-            return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
-        positional = [arg for arg in call.args if arg.keyword is None]
-        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-        if positional and not isinstance(positional[0].value, cst.Integer):
-            return False
-        return len(positional) <= 1 and keywords <= {"non_blocking", "memory_format"}
 
     @staticmethod
     def _inside_cuda_method(ctx: RuleContext, call: cst.Call) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 from devfix.analysis import FileFacts
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.tree import Tree
+from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, keyword
@@ -121,11 +122,17 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     tree = facts.tree
     paths = _path_shapes(tree, call.args[0].value)
     saved = [
-        save.args[0].value
-        for save, _ in facts.program.saves
+        (save.args[0].value, value)
+        for save, value in facts.program.saves
         if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths
     ]
-    return bool(saved) and all(_moved_to_cpu(node) for node in saved)
+    return bool(saved) and all(_moved_to_cpu(node) or _on_the_cpu(value) for node, value in saved)
+
+
+def _on_the_cpu(value: Value) -> bool:
+    """A model or tensor the flow shows on the CPU where it is saved (a notebook's model saved
+    before any cell moves it)."""
+    return value.kind in (Kind.MODULE, Kind.TENSOR) and value.place is Place.CPU
 
 
 def _moved_to_cpu(node: cst.BaseExpression) -> bool:
@@ -176,10 +183,11 @@ class _Blanks(cst.CSTTransformer):
 
 def _path_shape(tree: Tree, node: cst.BaseExpression) -> str:
     """A checkpoint path with the names it is formatted from blanked: `'{}.pkl'.format(epoch)`
-    saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files."""
+    saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files. Line
+    breaks and indentation do not count (`torch.load(data_path\n + "w.pt")`)."""
     blanked = node.visit(_Blanks())
     assert isinstance(blanked, cst.BaseExpression)  # only arguments and f-string parts change
-    return tree.code(blanked)
+    return " ".join(tree.code(blanked).split())
 
 
 def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
