@@ -63,6 +63,7 @@ class Settings:
     config_path: Path | None = None  # `--config`: one file for every path
     cwd: Path = field(default_factory=lambda: Path.cwd().resolve())
     _by_folder: dict[Path, Config] = field(default_factory=dict)
+    _by_given: dict[Path, Config] = field(default_factory=dict)
     _loaded: dict[Path | None, Config] = field(default_factory=dict)
     _specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec] = field(default_factory=dict)
 
@@ -89,11 +90,16 @@ class Settings:
         return config.with_overrides(ignore=config.ignore + extra) if extra else config
 
     def for_folder(self, folder: Path) -> Config:
-        folder = folder.resolve()
-        found = self._by_folder.get(folder)
+        """Asked for every file and folder of the walk: memoised by the folder as given too,
+        so that a folder is resolved (a system call per component) once."""
+        found = self._by_given.get(folder)
         if found is None:
-            source = self.config_path if self.config_path is not None else find_pyproject(folder)
-            found = self._by_folder[folder] = self._load(source)
+            resolved = folder.resolve()
+            found = self._by_folder.get(resolved)
+            if found is None:
+                source = self.config_path if self.config_path is not None else find_pyproject(resolved)
+                found = self._by_folder[resolved] = self._load(source)
+            self._by_given[folder] = found
         return found
 
     def _load(self, source: Path | None) -> Config:

@@ -57,7 +57,6 @@ _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+
 _COMPILED_EXTENSION = re.compile(
     rb"\b(?:CUDA)?Extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]"
 )
-_ATTRIBUTE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:")
 _TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:", re.MULTILINE)
 _MODULE_BASES = frozenset({b"nn.Module", b"torch.nn.Module", b"Module"})
@@ -571,12 +570,12 @@ def unreferenced_functions(
     method_counts: Counter[bytes] = Counter()
     for _, data in files:
         code = COMMENT.sub(b"", data)  # `# create_submission(model)`, a call commented out, is no use
-        counts.update(word for word in WORD.findall(code) if word in wanted)
-        modules = _imported_modules(code)
-        method_counts.update(word for word in WORD.findall(code) if word in wanted)
-        method_counts.subtract(
-            name for receiver, name in _ATTRIBUTE.findall(code) if name in wanted and receiver in modules
-        )
+        written = [word for word in WORD.findall(code) if word in wanted]
+        counts.update(written)
+        method_counts.update(written)
+        modules = _imported_modules(code) if written else None
+        if modules:
+            method_counts.subtract(name for name in _module_attributes(code, modules) if name in wanted)
     own = {
         path: _own_uses(COMMENT.sub(b"", data), {n for n in _TOP_DEF.findall(data) if n in wanted})
         for path, data in files
@@ -605,8 +604,23 @@ _ANY_DYNAMIC_LOOKUP = re.compile(
 )
 
 
+_ANY_DYNAMIC_TEXT = (b"__dict__[", b"getattr(", b"importlib", b"import_module(", b"regist")
+
+
+def _looks_up_anything(code: bytes) -> bool:
+    """_ANY_DYNAMIC_LOOKUP, with plain substring tests on the lowered text first (cheap)."""
+    lowered = code.lower()
+    return any(text in lowered for text in _ANY_DYNAMIC_TEXT) and _ANY_DYNAMIC_LOOKUP.search(code) is not None
+
+
 # A module imported by a name built at run time: any file of the run may be the one.
 _IMPORTS_BY_NAME = re.compile(rb"\bimportlib\b|\bimport_module\(|\b__import__\(")
+
+
+def _imports_by_name(code: bytes) -> bool:
+    return (b"importlib" in code or b"import_module(" in code or b"__import__(" in code) and (
+        _IMPORTS_BY_NAME.search(code) is not None
+    )
 
 
 def _unused_class_methods(
@@ -633,7 +647,7 @@ def _unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
-    if any(_IMPORTS_BY_NAME.search(COMMENT.sub(b"", data)) for _, data in files):
+    if any(_imports_by_name(COMMENT.sub(b"", data)) for _, data in files):
         return {}  # a module imported by a computed name may be any file's
     data_of = dict(files)
     written: dict[str, Counter[bytes]] = {}
@@ -642,10 +656,10 @@ def _unused_class_methods(
     for path, data in files:
         code = COMMENT.sub(b"", data)
         written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
-        dynamic[path] = _ANY_DYNAMIC_LOOKUP.search(code) is not None or _DYNAMIC_LOOKUP.search(data) is not None
         # its own classes, by a computed name: `globals()[name]`, `eval(name)` (a `getattr(det, k)`
         # on an object reaches that object's attributes only)
-        own_lookup[path] = _DYNAMIC_LOOKUP.search(data) is not None
+        own_lookup[path] = _looks_up_by_name(data)
+        dynamic[path] = own_lookup[path] or _looks_up_anything(code)
     seers = visible_from(files, index) if index is not None else None
     libraries = _library_folders(files, index) if index is not None else set()
     unused: dict[str, frozenset[str]] = {}
@@ -784,14 +798,12 @@ def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
     imported = {
         word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)
     }
-    for match in WORD.finditer(data):
-        name = match.group(0)
-        if (
-            name in names
-            and name not in imported
-            and data[match.start() - 1 : match.start()] != b"."
-            and not data[max(0, match.start() - 4) : match.start()].rstrip().endswith(b"def")
-        ):
+    # the names alone, as whole words not after a dot (a regex per file: the file's other
+    # words are never looked at one by one)
+    wanted = re.compile(rb"(?<![\w.])(" + b"|".join(re.escape(name) for name in sorted(names)) + rb")(?!\w)")
+    for match in wanted.finditer(data):
+        name = match.group(1)
+        if name not in imported and not data[max(0, match.start() - 4) : match.start()].rstrip().endswith(b"def"):
             uses[name] += 1
     return uses
 
@@ -1114,6 +1126,13 @@ def imports_any(data: bytes, modules: frozenset[str]) -> bool:
         if any(name in modules for name in names):
             return True
     return False
+
+
+def _module_attributes(code: bytes, modules: set[bytes]) -> list[bytes]:
+    """The attributes read off the imported `modules` (`load` of `torch.load`): a regex made of
+    those few names, so that the file's other words are never tried."""
+    receivers = b"|".join(re.escape(module) for module in sorted(modules))
+    return re.findall(rb"(?<![\w.])(?:" + receivers + rb")[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)", code)
 
 
 def _imported_modules(data: bytes) -> set[bytes]:
