@@ -31,6 +31,7 @@ import posixpath
 import re
 import sys
 import weakref
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,6 +43,8 @@ from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
+_INDENTED_DEF = re.compile(rb"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_TOP_LINE = re.compile(rb"^[^ \t\n\x0b\x0c#][^\n]*", re.MULTILINE)  # not blank, not indented, not a comment
 _TOP_NAME = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _TOP_IMPORT = re.compile(
@@ -1052,20 +1055,23 @@ def _closed_methods(data: bytes, closed: dict[bytes, bool], *, every: bool = Fal
     found: list[tuple[str, bytes]] = []
     if b"getattr(" in data and not every:
         return found
-    owner: bytes | None = None
-    indent: bytes | None = None
-    for line in data.splitlines():
-        if not line.strip() or line.lstrip().startswith(b"#"):
+    if not any(name in closed for name, _ in _TOP_CLASS.findall(data)):
+        return found  # no closed class: no line to read one by one
+    text = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # lines as `splitlines` cuts them
+    # the owner of an indented `def` is the last top-level line above it (the regexes read the
+    # whole file at once: most of its lines are never looked at in Python)
+    tops = [(match.start(), match.group(0)) for match in _TOP_LINE.finditer(text)]
+    starts = [start for start, _ in tops]
+    indents: dict[int, bytes] = {}  # top-level line -> the indentation of the first def below it
+    for match in _INDENTED_DEF.finditer(text):
+        above = bisect_right(starts, match.start()) - 1
+        if above < 0:
             continue
-        if not line[:1].isspace():
-            match = _CLASS.match(line)
-            owner, indent = (match.group(1) if match and match.group(1) in closed else None), None
+        head = _CLASS.match(tops[above][1])
+        owner = head.group(1) if head is not None and head.group(1) in closed else None
+        if owner is None:
             continue
-        match = _DEF.match(line)
-        if owner is None or match is None:
-            continue
-        if indent is None:
-            indent = match.group(1)
+        indent = indents.setdefault(above, match.group(1))
         method = match.group(2)
         if match.group(1) == indent and not (closed[owner] and method.decode("ascii", "replace") in NN_MODULE_METHODS):
             found.append((f"{owner.decode('ascii', 'replace')}.{method.decode('ascii', 'replace')}", method))
