@@ -577,7 +577,7 @@ def _run(
     if not facts.uses_torch:
         return
     ctx = RuleContext(facts, config, module)
-    everything = _unique(facts, _run_rules(ctx, rules))
+    everything = [f for f in _unique(facts, _run_rules(ctx, rules)) if not facts.in_dead_code(f.node)]
     findings = [f for f in everything if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
     wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
     # a fix whose device declaration is silenced (`# devfix: ignore[DEV001]`) is not applied

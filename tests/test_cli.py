@@ -281,6 +281,9 @@ def test_gpu_choice_in_another_file_keeps_declarations_off_import_time(runner, t
             utils.auto_select_gpu("1")
             model = nn.Linear(4, 2).cuda()
             print(model(torch.randn(3, 4)))
+
+
+        main()
         """
         )
     )

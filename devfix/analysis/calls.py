@@ -294,6 +294,13 @@ def _factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
     """`torch.zeros(...)`: a new tensor on the CPU unless `device=` says otherwise."""
     if any(arg.star for arg, _ in args):
         return UNKNOWN
+    if function == "normal":
+        # `torch.normal(mean_tensor, std_tensor)` is made where its tensors are (and takes no
+        # `device=`): only the `(mean, std, size)` form of numbers is a factory
+        given = [value for arg, value in args if arg.keyword is None or arg.keyword.value in ("mean", "std")][:2]
+        if any(value.kind is not Kind.HOST for value in given):
+            tensors = [value for value in given if value.kind is Kind.TENSOR]
+            return derived(Kind.TENSOR, tensors, grad=False) if len(tensors) == len(given) else UNKNOWN
     device = _keyword(args, "device")
     grad = _keyword(args, "requires_grad") is not None
     if device is not None:

@@ -37,9 +37,13 @@ DECLARABLE = frozenset({"available", "hard"})
 
 
 def _owns_parameters(klass: ClassInfo) -> bool:
-    """`next(self.parameters())` cannot raise: the module holds a layer or a parameter."""
+    """`next(self.parameters())` cannot raise: the module holds a layer or a parameter (a
+    registered one: `self.w = torch.rand(3, requires_grad=True)` is a plain attribute that
+    `parameters()` never yields, and a buffer is not a parameter either)."""
     for value in klass.attrs.values():
-        if (value.kind is Kind.MODULE and not value.neutral) or (value.kind is Kind.TENSOR and value.grad):
+        if (value.kind is Kind.MODULE and not value.neutral) or (
+            value.kind is Kind.TENSOR and value.grad and value.member
+        ):
             return True
     return any(_owns_parameters(base) for base in klass.bases)
 

@@ -89,6 +89,20 @@ def _option_compared(frame: Frame, node: cst.Comparison) -> bool:
     )
 
 
+def _compared_with_a_bool(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """`x == True` -> (x, True), `x is False` / `x != True` -> (x, False): a test of `x` itself
+    (or of its negation). None for anything else."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    target = node.comparisons[0]
+    if not (isinstance(target.comparator, cst.Name) and target.comparator.value in ("True", "False")):
+        return None
+    positive = isinstance(target.operator, (cst.Equal, cst.Is))
+    if not positive and not isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
+        return None
+    return node.left, positive == (target.comparator.value == "True")
+
+
 def _option_key(node: cst.BaseExpression) -> str | None:
     """`opt["data.cuda"]`, `cfg["use_gpu"]`: an option read by its key, named by its last part."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
@@ -505,6 +519,14 @@ class Frame:
         "use the GPU" (`self.use_cuda`, `opt.gpu`) is the user's choice: on where a GPU is. So is
         one set to False and, somewhere else, to True (`self.cuda = False` in `__init__`, `True` in
         the method that honours `--cuda`): the flow knows both constants but not which holds."""
+        boolean = _compared_with_a_bool(node)
+        if boolean is not None:
+            # `args.onGPU == True`, `use_cuda is False`: the flag's own test
+            self.expr(node)
+            tested = self.test(boolean[0])
+            value = tested if boolean[1] else _negate(tested)
+            self.program.values[id(node)] = value
+            return value
         value = self.expr(node)
         if value.flag == "constant" and value.truth is True and _switch_passed_on(self, node):
             # `Cuda = True` that the script also hands to its helpers (`fit_one_epoch(..., Cuda)`),

@@ -28,6 +28,7 @@ from devfix.analysis.linking import ClassSummary, Linker, LoaderVerdict, ModuleS
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
 from devfix.analysis.project import ProjectView
+from devfix.analysis.reach import never_runs
 from devfix.analysis.summarize import moves_items_for as summarize_moves_items_for
 from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree, imports_torch
@@ -217,6 +218,15 @@ class FileFacts:
         return any(
             v.kind is Kind.DEVICE and v.place is Place.DEVICE and v.flag in ("available", "hard", "choice")
             for v in program.bound.values()
+        )
+
+    def in_dead_code(self, node: cst.CSTNode) -> bool:
+        """`node` lies in a function or method nothing in the run calls (a notebook's class that
+        no cell builds, a script's function no file names): a bug there crashes nobody, and an
+        edit there fixes nothing anyone runs."""
+        return any(
+            isinstance(ancestor, cst.FunctionDef) and never_runs(self.tree, self.program, ancestor)
+            for ancestor in self.tree.ancestors(node)
         )
 
     def undecided(self) -> list[cst.CSTNode]:

@@ -112,7 +112,7 @@ class Plan:
             for meeting in index.get(key, ()):
                 move.meetings.append(meeting)
                 move.evidence.extend(_origins_at(meeting, Place.DEVICE))
-                for other in _origins_at(meeting, Place.CPU):
+                for other in _followers(meeting, key):
                     other_key = origin_key(other)
                     if other_key not in seen:
                         queue.append(other_key)
@@ -195,6 +195,17 @@ _UNFIXABLE = {
     "module": "it is part of a module",
     "cuda-type": "it is built with a CUDA tensor type",
 }
+
+
+def _followers(meeting: Meeting, moved: OriginKey) -> list[Origin]:
+    """The CPU origins of `meeting` that must go to the device with the moved one. A CPU index
+    into a device tensor is allowed (`labels[train_mask]` once `labels` is moved), so a moved
+    base takes no index along; a moved index takes its CPU base."""
+    if meeting.kind == "index" and meeting.detail == "subscript":
+        (_, base), (_, _index) = meeting.operands[:2]
+        if any(origin_key(origin) == moved for origin in base.origins) and base.place is Place.CPU:
+            return [origin for origin in base.origins if origin_key(origin) != moved]
+    return _origins_at(meeting, Place.CPU)
 
 
 def _origins_at(meeting: Meeting, place: Place) -> list[Origin]:

@@ -141,7 +141,7 @@ class ProjectFacts:
         extensions = frozenset(
             name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data)
         )
-        defined = script_functions(files, index) if len(files) > 1 else {}
+        defined = script_functions(files, index) if len(files) > 1 or _notebook(files) else {}
         return cls(
             frozenset(paths),
             frozenset(functions),
@@ -557,8 +557,8 @@ def unreferenced_functions(
     in the run but in `def` lines: no call, no callback, no string names them
     (`getattr(m, "train")`, `__all__`, an entry point all count; so does `helpers.train()`
     anywhere, but not another script's bare `train()` when that script defines its own copy).
-    A lone file is not a run of a project: its importers are unknown."""
-    if len(files) < 2:
+    A lone file is not a run of a project: its importers are unknown. A notebook has none."""
+    if len(files) < 2 and not any(path.endswith(".ipynb") for path, _ in files):
         return {}
     defined = script_functions(files, index) if defined is None else defined
     definitions: Counter[bytes] = Counter()
@@ -784,6 +784,11 @@ def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[st
     return found
 
 
+def _notebook(files: list[tuple[str, bytes]]) -> bool:
+    """A notebook is in the run: nothing imports it, so its own text shows every use."""
+    return any(path.endswith(".ipynb") for path, _ in files)
+
+
 def _stem(path: str) -> str:
     """The name a module is imported by: `policy_networks` for common/policy_networks.py, the
     package's for an `__init__.py`."""
@@ -988,7 +993,7 @@ def script_functions(files: list[tuple[str, bytes]], index: ProjectIndex) -> dic
     defined: dict[str, list[tuple[str, bytes]]] = {}
     closed = _closed_classes(files)
     for path, data in files:
-        if path.endswith(".py") and not index.in_library(path) and not _looks_up_by_name(data):
+        if path.endswith((".py", ".ipynb")) and not index.in_library(path) and not _looks_up_by_name(data):
             names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _closed_methods(data, closed)
             defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
     return defined

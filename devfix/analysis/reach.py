@@ -318,7 +318,7 @@ def _function_runs(
     memo[key] = False
     if any(_skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
         result = False  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
-    elif _never_runs(tree, program, function) or _used_only_on_a_gpu(tree, program, function):
+    elif never_runs(tree, program, function) or _used_only_on_a_gpu(tree, program, function):
         result = False
     else:
         sites = program.call_sites.get(key, [])
@@ -368,7 +368,7 @@ def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
     return False
 
 
-def _never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+def never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
     """A top-level, undecorated function of a script, or a method of a top-level plain class
     there, that nothing in the run refers to (project.py): dead code, whose hard-coded CUDA
     crashes nobody and whose `torch.load` loads nothing."""

@@ -125,6 +125,10 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         node, value = meeting.operands[0]
         if value.place is not Place.DEVICE:
             return None
+        if all(isinstance(origin.node, cst.Param) for origin in value.origins):
+            # only a module method's parameter taken for an input (`self.encoder(x, lengths)`
+            # hands `lengths` on): it may well be a list or a NumPy array, which has no `.cpu()`
+            return None
         message = f"`{_code(ctx, node)}` is on the device, but `pack_padded_sequence` needs its lengths on the CPU"
         return self.finding(
             node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(expression(node), "cpu"))]
