@@ -443,6 +443,15 @@ def _configures_gpus(read: FileResult, project: ProjectFacts) -> bool:
     return several and any(word in read.old for word in (b"cuda", b"gpu", b"CUDA", b"GPU"))
 
 
+def _fails_on_import(facts: FileFacts) -> bool:
+    """The file's top-level code imports a project module that is missing or cannot be
+    imported itself (Python 2 syntax three files down): importing the file raises too."""
+    failure = facts.program.first_failure
+    return isinstance(failure, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in failure.body
+    )
+
+
 def _reexports(read: FileResult) -> bool:
     """A package's `__init__.py` that imports from its modules: its importers need its summary."""
     return read.path.endswith("__init__.py") and b"from ." in read.old
@@ -571,6 +580,8 @@ def _run(
         view=project.view(result.path, result.old),
     )
     if project.index is not None and project.index.several:
+        if _fails_on_import(facts):
+            project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
         result.summary = facts.summary(result.path)
         result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
         result.uses = users.calls(facts.tree, facts.program)

@@ -133,3 +133,18 @@ def test_a_script_that_imports_a_module_no_parser_reads_never_runs(tmp_path):
     assert project_findings(tmp_path, {"utils.py": utils, "train.py": train}) == []
     utils = utils.replace("async=True", "non_blocking=True")
     assert project_findings(tmp_path, {"utils.py": utils}) == ["train.py:4 DEV001", "train.py:4 DEV002"]
+
+
+def test_a_script_whose_import_chain_reaches_a_module_no_parser_reads_never_runs(tmp_path):
+    """beta-tcvae's metrics script imports a loader that imports the Python 2 model file:
+    the loader fails on import, so the script does too, and its `.cuda()` calls never run."""
+    vae = "import torch.nn as nn\n\n\nclass VAE(nn.Module):\n    def forward(self, x):\n        return x.cuda(async=True)\n"
+    loader = "import torch\n\nimport vae\n\n\ndef load_model(path):\n    return vae.VAE()\n"
+    metrics = (
+        "import torch\n\nfrom loader import load_model\n\n\ndef entropies(z):\n"
+        "    return z[:, torch.randperm(z.size(1)).cuda()]\n\n\nprint(entropies(torch.randn(4, 20)))\n"
+    )
+    files = {"vae.py": vae, "loader.py": loader, "metrics.py": metrics}
+    assert project_findings(tmp_path, files) == []
+    files["vae.py"] = vae.replace("async=True", "non_blocking=True")
+    assert "metrics.py:7 DEV002" in project_findings(tmp_path, files)

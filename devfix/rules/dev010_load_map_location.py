@@ -104,16 +104,33 @@ def _in_a_test(facts: FileFacts, call: cst.Call) -> bool:
 
 
 def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
-    """`torch.save(obj, "model.pth")` earlier in the same scope, to the same path expression."""
+    """`torch.save(obj, "model.pth")` to the same path expression earlier in the same scope, or
+    in the `__init__` of the class whose method loads it (an LR finder saves the initial
+    weights when it is built and restores them after its test): written by this very run."""
     tree = facts.tree
     paths = _path_shapes(tree, call.args[0].value)
     scope = tree.function_scope_of(call)
+    init = _init_of_class(tree, call)
     for save, _ in facts.program.saves:
-        if len(save.args) < 2 or tree.order(save) > tree.order(call) or tree.function_scope_of(save) is not scope:
+        if len(save.args) < 2:
             continue
-        if _path_shapes(tree, save.args[1].value) & paths:
+        here = tree.function_scope_of(save) is scope and tree.order(save) < tree.order(call)
+        built = init is not None and tree.enclosing(save, cst.FunctionDef) is init
+        if (here or built) and _path_shapes(tree, save.args[1].value) & paths:
             return True
     return False
+
+
+def _init_of_class(tree: Tree, call: cst.Call) -> cst.FunctionDef | None:
+    """The `__init__` of the class whose method (other than `__init__`) makes `call`."""
+    method = tree.enclosing(call, cst.FunctionDef)
+    if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__":
+        return None
+    block = tree.parent(method)
+    klass = tree.parent(block) if block is not None else None
+    if not isinstance(klass, cst.ClassDef):
+        return None
+    return next((s for s in klass.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
 
 
 def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
