@@ -31,10 +31,12 @@ from devfix.analysis.values import (
     derived,
     join,
     members,
+    on_host_only,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
+    from devfix.analysis.state import FlowState
 
 Args = list[tuple[cst.Arg, Value]]
 
@@ -710,8 +712,33 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
             else UNKNOWN
         )
     if module.place is Place.UNKNOWN:
-        return Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
-    return Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
+        out = Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
+    else:
+        out = Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
+    return _shaped_like_forward(program, module, out)
+
+
+def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:
+    """A module of a project class whose `forward` returns a tuple gives that tuple: its
+    tensors live with the module, what else it holds stays what it is (`return score,
+    tag_seq`, where `tag_seq` is a Python list of decoded tags). Anything else: `out`."""
+    cls = program.classes.get(id(module.cls)) if module.cls is not None else None
+    if cls is None:
+        return out
+    forward = cls.method("forward")
+    if forward is not None:
+        info = program.functions.get(id(forward))
+        returns = info.returns if info is not None else None
+    else:
+        linked = cls.linked_method("forward")
+        returns = linked.returns if linked is not None else None
+    if returns is None or returns.kind is not Kind.STRUCT or not returns.items:
+        return out
+    items = tuple(
+        out if item.kind is Kind.TENSOR else (item if item.kind is Kind.HOST or on_host_only(item) else UNKNOWN)
+        for item in returns.items
+    )
+    return Value(Kind.STRUCT, out.place, out.origins, items=items)
 
 
 def names_a_gpu(node: cst.BaseExpression) -> bool:
