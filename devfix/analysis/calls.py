@@ -110,6 +110,11 @@ def call(frame: Frame, node: cst.Call) -> Value:
                 return module_call(frame, node, member, args)
             if member.kind is Kind.TENSOR and member.member:
                 return module_call(frame, node, Value(Kind.MODULE, member.place, member.origins), args)
+            if cls_method_absent(program, receiver, func.attr.value):
+                # an attribute the class sets, of a kind not followed (or not settled yet in the
+                # first pass): whatever it holds is called, not the instance itself
+                _escape_all(frame, args)
+                return UNKNOWN
         else:
             program.values[id(func)] = UNKNOWN
         return method(frame, node, receiver, func.attr.value, args)
@@ -716,6 +721,13 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
     else:
         out = Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
     return _shaped_like_forward(program, module, out)
+
+
+def cls_method_absent(program: FlowState, instance: Value, name: str) -> bool:
+    """The instance's class of this file defines no method `name` (so `instance.name(...)` calls
+    an attribute)."""
+    cls = program.classes.get(id(instance.cls)) if instance.cls is not None else None
+    return cls is not None and cls.method(name) is None
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:

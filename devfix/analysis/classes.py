@@ -41,6 +41,7 @@ class ClassInfo:
     attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
     writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
     writes_seen: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    settled: bool = False  # `attrs` were settled once (at the end of a pass, or after its `__init__`)
     buffers: set[str] = field(default_factory=set)
     registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
     moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
@@ -639,11 +640,15 @@ class ClassFlow(FlowState):
         return self.data.order.get(id(ancestor), -1) < order <= self.data.end_order.get(id(ancestor), -1)
 
     def defines(self, instance: Value, name: str) -> bool:
-        """The instance's class (of this file) defines `name`: a method, or an attribute it sets."""
+        """The instance's class (of this file) defines `name`: a method, or an attribute it sets
+        (settled by the last pass, or written already in this one: `self.fc0` of the first
+        pass, once `__init__` ran, is a layer and not a method of unknown name)."""
         cls = self.classes.get(id(instance.cls)) if instance.cls is not None else None
         if cls is None:
             return False
-        return cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers
+        return (
+            cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers or name in cls.writes
+        )
 
     def defines_method(self, instance: Value, name: str) -> bool:
         """The instance's project class (of this file or another) defines the method `name`
@@ -738,6 +743,8 @@ class ClassFlow(FlowState):
                 self.call_function(frame, node, self.functions[id(init)], args, bound=None)
             elif init is not None:
                 self._note_held_modules(self.functions[id(init)], args)
+                if not cls.settled and self.functions[id(init)].klass is cls:
+                    self.settle_constructor(self.functions[id(init)])
             if cls.framework or cls.places_itself or cls.moves_inputs:
                 calls._escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
@@ -753,6 +760,9 @@ class ClassFlow(FlowState):
             self.call_function(frame, node, self.functions[id(init)], args, bound=instance)
         if cls.kind == "dataset":
             getitem = cls.method("__getitem__")
+            if getitem is not None and not cls.settled and init is not None and self.functions[id(init)].klass is cls:
+                # the first pass: what `__getitem__` returns now, not in a second pass
+                self.settle_constructor(self.functions[id(init)], then=self.functions[id(getitem)])
             if getitem is not None:
                 element = self.functions[id(getitem)].returns
                 if element is not None:

@@ -156,6 +156,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self._device_params: dict[int, frozenset[str]] = {}
         self._cuda_defaults: dict[int, frozenset[str]] = {}
         self.gpu_only_calls: list[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
+        self.settled_early: set[int] = set()  # functions evaluated when their class was first built (this pass)
         self.batch_accesses: dict[tuple[int, str], set[str]] = {}
         self.constructed: dict[int, Value] = {}
         self.ctc_losses: set[int] = set()  # CTC losses built here: their lengths stay on the CPU
@@ -438,6 +439,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
 
     def run(self) -> None:
         previous = None
+        first = True
         for _ in range(MAX_PASSES):
             self._reset()
             for info in self.functions.values():
@@ -450,7 +452,14 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             self.module_env = module_frame.env
             self.module_heap = module_frame.heap
             for info in self._function_order():
+                if id(info.node) in self.settled_early:
+                    continue  # evaluated already in this pass, when its class was first built
                 self._evaluate_function(info)
+                if first and info.klass is not None and info.name == "__init__" and info.klass.linked is None:
+                    # the first pass: the other methods see what `__init__` set (`self.fc0`) now,
+                    # rather than in a second pass
+                    self._settle_attributes(info.klass)
+            first = False
             signature = self._settle()
             if signature == previous:
                 break
@@ -694,17 +703,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         for klass in self.classes.values():
             if klass.linked is not None:
                 continue  # a class of another file: its summary's attributes stand
-            attrs: dict[str, Value] = {}
-            writes_seen = {}
-            for name, writes in klass.writes.items():
-                writes = self._tensor_or_none(klass, writes)
-                value: Value | None = None
-                for _, written in writes:
-                    value = join(value, written) if value is not None else written
-                attrs[name] = value or UNKNOWN
-                writes_seen[name] = [target for target, _ in writes]
-            klass.attrs = attrs
-            klass.writes_seen = writes_seen
+            self._settle_attributes(klass)
+            attrs = klass.attrs
             klass.buffers |= self._registrations(klass)
             klass.moves_inputs = klass.moves_inputs or self._moves_inputs(klass)
             parts.append(
@@ -712,6 +712,39 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             )
         parts.append(tuple(sorted((k, id(v)) for k, v in self.init_modules.items())))
         return tuple(parts)
+
+    def settle_constructor(self, info: FunctionInfo, then: FunctionInfo | None = None) -> None:
+        """The first pass builds an instance of a class whose attributes no pass has settled:
+        its `__init__` once, now, so that the instance's layers are known (without any, a model
+        would be taken for a parameter-free module) without waiting for a second pass; `then`
+        (a dataset's `__getitem__`) after it, reading them."""
+        klass = info.klass
+        assert klass is not None
+        constructing = self.constructing
+        try:
+            self._evaluate_function(info)
+            self._settle_attributes(klass)
+            self.settled_early.add(id(info.node))
+            if then is not None:
+                self._evaluate_function(then)
+                self.settled_early.add(id(then.node))
+        finally:
+            self.constructing = constructing
+
+    def _settle_attributes(self, klass: ClassInfo) -> None:
+        """The class's attributes, each the join of what this pass wrote to it."""
+        attrs: dict[str, Value] = {}
+        writes_seen = {}
+        for name, writes in klass.writes.items():
+            writes = self._tensor_or_none(klass, writes)
+            value: Value | None = None
+            for _, written in writes:
+                value = join(value, written) if value is not None else written
+            attrs[name] = value or UNKNOWN
+            writes_seen[name] = [target for target, _ in writes]
+        klass.attrs = attrs
+        klass.writes_seen = writes_seen
+        klass.settled = True
 
 
 def _signature(value: Value | None) -> tuple[object, ...]:

@@ -80,6 +80,8 @@ class FlowState:
 
         def instantiate(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value: ...
 
+        def settle_constructor(self, info: FunctionInfo, then: FunctionInfo | None = None) -> None: ...
+
         # functions.py
         def call_function(
             self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Value | None
