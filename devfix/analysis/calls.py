@@ -112,7 +112,10 @@ def call(frame: Frame, node: cst.Call) -> Value:
                 return module_call(frame, node, Value(Kind.MODULE, member.place, member.origins), args)
             if cls_method_absent(program, receiver, func.attr.value):
                 # an attribute the class sets, of a kind not followed (or not settled yet in the
-                # first pass): whatever it holds is called, not the instance itself
+                # first pass): whatever it holds is called, not the instance itself. A module's
+                # is taken for one of its layers (`self.spec(x, lengths)`), of a class unknown.
+                if receiver.kind is Kind.MODULE and member.kind is not Kind.HOST and not _wholesale(program, receiver):
+                    return module_call(frame, node, Value(Kind.MODULE, receiver.place, receiver.origins), args)
                 _escape_all(frame, args)
                 return UNKNOWN
         else:
@@ -728,6 +731,13 @@ def cls_method_absent(program: FlowState, instance: Value, name: str) -> bool:
     an attribute)."""
     cls = program.classes.get(id(instance.cls)) if instance.cls is not None else None
     return cls is not None and cls.method(name) is None
+
+
+def _wholesale(program: FlowState, instance: Value) -> bool:
+    """The instance's class sets its attributes at run time (`self.__dict__.update(locals())`):
+    what an attribute holds may be another framework's object."""
+    cls = program.classes.get(id(instance.cls)) if instance.cls is not None else None
+    return cls is not None and cls.sets_attributes_wholesale
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:

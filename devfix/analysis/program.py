@@ -591,12 +591,18 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             if name in info.module_inputs:
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
             passed = self.arguments_of(info).get(name)  # from the callers of a moved module (this file's or others')
+            origin = Origin("param", param, name=name, note="callers of the moved module")
             if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
-                return Value(
-                    Kind.TENSOR,
-                    Place.DEVICE,
-                    frozenset({Origin("param", param, name=name, note="callers of the moved module")}),
-                )
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
+            if (
+                passed is not None
+                and passed.kind is Kind.STRUCT
+                and passed.items
+                and all(item.kind is Kind.TENSOR and item.place is Place.DEVICE for item in passed.items)
+            ):
+                # `encoder((words, lengths))`: a tuple of tensors the callers put on the device
+                item = Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
+                return Value(Kind.STRUCT, Place.DEVICE, frozenset({origin}), items=(item,) * len(passed.items))
             return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
         known = self.arguments_of(info)
         if name in known:

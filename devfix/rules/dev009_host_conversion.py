@@ -125,14 +125,23 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         node, value = meeting.operands[0]
         if value.place is not Place.DEVICE:
             return None
-        if all(isinstance(origin.node, cst.Param) for origin in value.origins):
-            # only a module method's parameter taken for an input (`self.encoder(x, lengths)`
-            # hands `lengths` on): it may well be a list or a NumPy array, which has no `.cpu()`
+        if _unchanged_parameter(ctx, node):
+            # a method's parameter handed on as it came (`self.encoder(x, lengths)`): it may
+            # well be a list or a NumPy array, which has no `.cpu()` (Tacotron); the result of a
+            # torch operation on it (`torch.sort(lengths)`) is a tensor
             return None
         message = f"`{_code(ctx, node)}` is on the device, but `pack_padded_sequence` needs its lengths on the CPU"
         return self.finding(
             node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(expression(node), "cpu"))]
         )
+
+
+def _unchanged_parameter(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """`node` names a parameter of its function that nothing in the function rebinds."""
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = ctx.facts.tree.function_scope_of(node).bindings.get(node.value, [])
+    return bool(bindings) and all(binding.kind == "param" for binding in bindings)
 
 
 def _meets_a_tensor(ctx: RuleContext, call: cst.Call) -> bool:
