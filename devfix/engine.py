@@ -26,6 +26,7 @@ from devfix.analysis import FileFacts, users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.project import ProjectFacts, named_in_own_file
+from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace, apply_edits
@@ -443,13 +444,16 @@ def _configures_gpus(read: FileResult, project: ProjectFacts) -> bool:
     return several and any(word in read.old for word in (b"cuda", b"gpu", b"CUDA", b"GPU"))
 
 
-def _fails_on_import(facts: FileFacts) -> bool:
-    """The file's top-level code imports a project module that is missing or cannot be
-    imported itself (Python 2 syntax three files down): importing the file raises too."""
+def _fails_on_import(facts: FileFacts, project: ProjectFacts, result: FileResult) -> bool:
+    """The file's top-level code imports a project module that cannot be imported itself
+    (Python 2 syntax, maybe three files down): importing the file raises SyntaxError too. A
+    module merely missing from the checkout is not carried on: it may be a git submodule the
+    user clones (SPADE's sync_batchnorm), and its importers' importers are left to run."""
     failure = facts.program.first_failure
-    return isinstance(failure, cst.SimpleStatementLine) and any(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in failure.body
-    )
+    if not isinstance(failure, cst.SimpleStatementLine) or project.index is None:
+        return False
+    broken = project.index.imports_of(result.path, result.old, project.unparseable)
+    return bool(broken) and any(imports_module(small, broken) for small in failure.body)
 
 
 def _reexports(read: FileResult) -> bool:
@@ -580,7 +584,7 @@ def _run(
         view=project.view(result.path, result.old),
     )
     if project.index is not None and project.index.several:
-        if _fails_on_import(facts):
+        if _fails_on_import(facts, project, result):
             project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
         result.summary = facts.summary(result.path)
         result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]

@@ -31,7 +31,6 @@ from devfix.analysis.values import (
     derived,
     join,
     members,
-    on_host_only,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -741,9 +740,9 @@ def _wholesale(program: FlowState, instance: Value) -> bool:
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:
-    """A module of a project class whose `forward` returns a tuple gives that tuple: its
-    tensors live with the module, what else it holds stays what it is (`return score,
-    tag_seq`, where `tag_seq` is a Python list of decoded tags). Anything else: `out`."""
+    """A module of a project class whose `forward` returns a tuple gives that tuple: what is
+    surely a host value stays one (`return score, tag_seq`, where `tag_seq` is a Python list of
+    decoded tags); the rest lives with the module, as a module's output does. Else: `out`."""
     cls = program.classes.get(id(module.cls)) if module.cls is not None else None
     if cls is None:
         return out
@@ -756,11 +755,28 @@ def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value
         returns = linked.returns if linked is not None else None
     if returns is None or returns.kind is not Kind.STRUCT or not returns.items:
         return out
-    items = tuple(
-        out if item.kind is Kind.TENSOR else (item if item.kind is Kind.HOST or on_host_only(item) else UNKNOWN)
-        for item in returns.items
-    )
+    items = tuple(_forward_item(item, out) for item in returns.items)
     return Value(Kind.STRUCT, out.place, out.origins, items=items)
+
+
+def _forward_item(item: Value, out: Value) -> Value:
+    """One item of a module's output tuple: a host value or a container of no known tensor
+    (a list of decoded tags) stays what it is; a tensor, or what is not known, lives with the
+    module as its output does."""
+    if item.kind is Kind.HOST:
+        return item
+    if item.kind is Kind.STRUCT and not _holds_tensor(item):
+        return item
+    return out
+
+
+def _holds_tensor(value: Value) -> bool:
+    if value.kind is Kind.TENSOR:
+        return True
+    parts = [*(value.items or ()), *(item for _, item in value.keys or ())]
+    if value.element is not None and value.element is not value:
+        parts.append(value.element)
+    return any(_holds_tensor(part) for part in parts)
 
 
 def names_a_gpu(node: cst.BaseExpression) -> bool:

@@ -136,7 +136,7 @@ def first_failure(
             continue
         order = data.order.get(id(statement), -1)
         for small in statement.body:
-            if missing_modules and _imports_missing(small, missing_modules):
+            if missing_modules and imports_module(small, missing_modules):
                 return statement
             if data.star_imports or not isinstance(small, (cst.Expr, cst.Assign)):
                 continue
@@ -147,7 +147,7 @@ def first_failure(
     return None
 
 
-def _imports_missing(small: cst.BaseSmallStatement, missing_modules: frozenset[str]) -> bool:
+def imports_module(small: cst.BaseSmallStatement, missing_modules: frozenset[str]) -> bool:
     if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
         return dotted_name(small.module) in missing_modules
     if isinstance(small, cst.Import):
