@@ -726,6 +726,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         (a dataset's `__getitem__`) after it, reading them."""
         klass = info.klass
         assert klass is not None
+        klass.settled = True  # once: a class that builds an instance of itself does not recurse
         constructing = self.constructing
         try:
             self._evaluate_function(info)
