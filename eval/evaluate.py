@@ -58,9 +58,12 @@ class Finding:
         return (self.path, self.line, self.code)
 
 
-def run(repo: Path) -> tuple[list[Finding], list[Finding], int]:
-    """(findings of `check`, findings of `apply --diff`, files read) for one checkout."""
+def run(repo: Path) -> tuple[list[Finding], list[Finding], int, list[str]]:
+    """(findings of `check`, findings of `apply --diff`, files read, devfix's internal errors)
+    for one checkout. An internal error leaves a file unchanged and unreported: counted here,
+    so that a crash never passes for a finding no longer made."""
     checked, applied = [], []
+    crashes: list[str] = []
     files = 0
     config = Config(root=repo)
     paths = list(discover([repo]))
@@ -71,7 +74,9 @@ def run(repo: Path) -> tuple[list[Finding], list[Finding], int]:
         for path, result in zip(paths, process_project(reads, config, fix=fix)):
             relative = path.relative_to(repo).as_posix()
             found.extend(Finding(relative, d.line, d.column, d.code, d.status, d.message) for d in result.diagnostics)
-    return checked, applied, files
+            if result.error is not None and result.error.startswith("internal error") and not fix:
+                crashes.append(f"{relative}: {result.error}")
+    return checked, applied, files, crashes
 
 
 def read_labels(path: Path) -> dict[Key, list[dict]]:
@@ -87,7 +92,9 @@ def read_labels(path: Path) -> dict[Key, list[dict]]:
 def evaluate(
     name: str, checkout: Path, unlabelled_rows: list[list[str]], labelled_rows: list[list[str]]
 ) -> dict[str, int]:
-    checked, applied, files = run(checkout)
+    checked, applied, files, crashes = run(checkout)
+    for crash in crashes:
+        print(f"  internal error: {name}/{crash}")
     identity = lambda findings: sorted((f.path, f.line, f.column, f.code) for f in findings)  # noqa: E731
     agree = identity(checked) == identity(applied)
     labels = read_labels(HERE / "labels" / f"{name}.tsv")
@@ -116,7 +123,14 @@ def evaluate(
     )
     for key in lost:
         print(f"  first-run real bug no longer found: {name}/{key[0]}:{key[1]} {key[2]}")
-    return {"files": files, "findings": len(checked), "agree": int(agree), "lost": len(lost), **verdicts}
+    return {
+        "files": files,
+        "findings": len(checked),
+        "agree": int(agree),
+        "lost": len(lost),
+        "crashes": len(crashes),
+        **verdicts,
+    }
 
 
 def set_names() -> list[str]:
@@ -167,6 +181,7 @@ def main() -> int:
         f"{totals['breaking']:5} {totals['unlabelled']:5} {precision}  {len(chosen) - totals['missing'] - totals['agree']} disagree"
     )
     print(f"first-run real bugs no longer found: {totals['lost']}")
+    print(f"files devfix failed on (internal errors): {totals['crashes']}")
     if options.unlabelled is not None and unlabelled:
         with options.unlabelled.open("w", encoding="utf-8", newline="") as stream:
             writer = csv.writer(stream, delimiter="\t")
