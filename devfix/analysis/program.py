@@ -134,6 +134,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.default_device_changed = False
         self.constructing = False
         self.call_sites_seen: dict[int, list[cst.Call]] = {}  # the call sites of the previous pass
+        self._callers_memo: dict[int, set[int | None]] | None = None
         self.quiet_calls: set[int] = set()  # calls made under `torch.no_grad()` (their callee's too)
         self.escaped_functions: set[int] = set()  # functions named other than as a call's callee
         self._reset()
@@ -170,6 +171,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.discarded_moves: list[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
         self.linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = []  # calls of other files' functions
         self.evaluated: set[int] = set()
+        self.module_done = False  # the module's own statements were evaluated in this pass
         self.passed_names: frozenset[str] | None = None  # names some call passes as an argument (evaluate.py)
 
     # -- definitions -------------------------------------------------------------------------------
@@ -451,6 +453,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             module_frame.statements(self._runs(self.module.body))
             self.module_env = module_frame.env
             self.module_heap = module_frame.heap
+            self.module_done = True
             for info in self._function_order():
                 if id(info.node) in self.settled_early:
                     continue  # evaluated already in this pass, when its class was first built
@@ -517,6 +520,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return None
 
     def _evaluate_function(self, info: FunctionInfo) -> None:
+        if self._callers_done(info):
+            # every caller ran already in this pass: what they passed now, not one pass later
+            info.args = dict(info.pending)
+            info.calls = info.pending_calls
         env: dict[str, Value] = {}
         heap = dict(self.module_heap)
         for obj, slots in self.heap_writes.items():
@@ -567,6 +574,40 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             and not self._called_elsewhere(info)
             and info.klass is None  # a method may also be handed on as `self.method`, unseen
         )
+
+    def _callers_done(self, info: FunctionInfo) -> bool:
+        """A plain function of this file whose callers here (the scopes whose code names it in
+        a call) were all evaluated in this pass, and that is not handed on as a value.
+        (`arguments_of` still treats what this file's calls pass as it does after a pass.)"""
+        if info.klass is not None or info.world != "program" or id(info.node) in self.escaped_functions:
+            return False
+        owners = self._static_callers().get(id(info.node))
+        if not owners:
+            return False
+        return all(self.module_done if owner is None else owner in self.evaluated for owner in owners)
+
+    def _static_callers(self) -> dict[int, set[int | None]]:
+        """Per function of the file: the functions (None: the module's own code) whose calls
+        name it, once per file."""
+        if self._callers_memo is None:
+            by_name: dict[str, list[FunctionInfo]] = {}
+            for info in self.functions.values():
+                by_name.setdefault(info.name, []).append(info)
+            callers: dict[int, set[int | None]] = {}
+            for call in self.data.calls:
+                func = call.func
+                name = (
+                    func.value
+                    if isinstance(func, cst.Name)
+                    else (func.attr.value if isinstance(func, cst.Attribute) else None)
+                )
+                if name is None or name not in by_name:
+                    continue
+                owner = self.owner_function(call)
+                for target in by_name[name]:
+                    callers.setdefault(id(target.node), set()).add(id(owner.node) if owner is not None else None)
+            self._callers_memo = callers
+        return self._callers_memo
 
     def construction_time(self, info: FunctionInfo) -> bool:
         """A module's `__init__`, or a method only ever called from `__init__` methods (CCT's
@@ -698,7 +739,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             parts.append(
                 (
                     id(info.node),
-                    info.calls,
+                    info.calls > 0,  # only whether it is called is read, not how often
                     tuple(sorted((k, _signature(v)) for k, v in info.args.items())),
                     _signature(info.returns),
                     tuple(sorted(info.module_inputs)),
