@@ -94,6 +94,10 @@ class ProjectView:
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
     named_by: dict[str, frozenset[str]] = field(default_factory=dict)  # those names -> the files that name them
     methods: frozenset[str] = frozenset()  # names the run's files define as methods
+    # a module class of the run keeps a tensor it put on the GPU as a plain attribute
+    # (`self.weights = Variable(torch.randn(k).cuda(), requires_grad=True)`): `.cuda()` on a
+    # model loaded whole on the CPU would leave such a tensor there
+    plain_gpu_tensors: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ class ProjectFacts:
         default_factory=dict
     )  # display path -> its top-level names other files name -> those files
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
+    plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -153,6 +158,7 @@ class ProjectFacts:
             named_by=named_in_other_files(files),
             builds_cuda_on_import=builds_cuda_on_import(files, index),
             methods=frozenset().union(*(defined_methods(data) for _, data in files)) if len(files) > 1 else frozenset(),
+            plain_gpu_tensors=any(keeps_plain_gpu_tensors(data) for _, data in files),
         )
 
     def elsewhere(self, path: str) -> frozenset[str]:
@@ -179,6 +185,7 @@ class ProjectFacts:
             self.cuda_extensions,
             self.named_by.get(path, {}),
             self.methods,
+            self.plain_gpu_tensors or keeps_plain_gpu_tensors(data),
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
@@ -849,6 +856,16 @@ def defined_methods(data: bytes) -> set[str]:
     called on a module of unknown class (`model.module.serialize(...)`) may be the project's
     own, not a forward pass."""
     return {name.decode("ascii", "replace") for name in _METHOD.findall(data)}
+
+
+_PLAIN_GPU_TENSOR = re.compile(rb"^[ \t]+self\.\w+[ \t]*=[^\n]*\.(?:cuda|to)\(", re.MULTILINE)
+
+
+def keeps_plain_gpu_tensors(data: bytes) -> bool:
+    """A method of the file writes `self.x = ....cuda(...)` or `....to(...)` (darts' architecture
+    weights, also once devfix has fixed them): maybe a plain tensor attribute of a module on the
+    GPU, which `.cuda()` of the module does not move."""
+    return (b".cuda(" in data or b".to(" in data) and _PLAIN_GPU_TENSOR.search(data) is not None
 
 
 def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:

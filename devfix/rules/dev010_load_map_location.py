@@ -85,6 +85,13 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         # on the CPU: loading it onto a device would override that choice
         choice = None if moved_after else facts.devices.in_reach_or_planned(call)
         code = choice.code if choice is not None else None
+        whole = moved_after and not _feeds_load_state_dict(facts, call)
+        if whole and facts.view.plain_gpu_tensors:
+            # "cpu", then the program's `.cuda()`, would leave a plain tensor attribute of such
+            # a model on the CPU, where the original load put it on the GPU
+            return self.finding(
+                call, message, hint="pass `map_location=` the device the program moves the model to afterwards"
+            )
         if code is None and (_feeds_load_state_dict(facts, call) or moved_after):
             code = facts.quote("cpu")
         if code is None:
