@@ -805,6 +805,11 @@ class ClassFlow(FlowState):
             frame.env[f"self.{name}"] = value
             frame.klass.writes.setdefault(name, []).append((target, value))
             return
+        if isinstance(target.value, cst.Name) and frame.function is None and value.kind is Kind.HOST:
+            # `args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()`: an
+            # option the script's own code sets, read back by its later tests
+            frame.env[f"{target.value.value}.{name}"] = value
+            frame.attribute_owners.add(target.value.value)
         if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:
             if value.obj is not None and owner.obj is not None:
                 for member in members(owner.obj):

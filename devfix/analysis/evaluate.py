@@ -149,6 +149,7 @@ class Frame:
         self.env: dict[str, Value] = dict(env or {})
         self.heap: dict[int, Slot] = dict(heap or {})
         self.no_grad = 0
+        self.attribute_owners: set[str] = set()  # module-level names whose attributes the code sets
         self.choice_guard = 0  # inside a GPU check that is the user's choice (`if args.cuda:`)
         self.gpu_guards: list[str] = []  # the reasons ("choice", "available") of the GPU checks around
         self.loops: list[cst.CSTNode] = []
@@ -244,6 +245,10 @@ class Frame:
             value = replace(value, flag=self.gpu_guards[-1], cpu=False)
         if isinstance(target, cst.Name):
             value = self.program.rebind_origins(value, target.value, binder, self.loops[-1] if self.loops else None)
+            if target.value in self.attribute_owners:
+                prefix = f"{target.value}."
+                for key in [key for key in self.env if key.startswith(prefix)]:
+                    del self.env[key]  # a new object: the attributes set on the old one are gone
             self.env[target.value] = value
             self.program.bound[(id(binder), target.value)] = value
             self.program.values[id(target)] = value
@@ -588,7 +593,12 @@ class Frame:
         return value
 
     def _attribute(self, node: cst.Attribute) -> Value:
-        return operations.attribute(self, node, self.expr(node.value))
+        base = self.expr(node.value)
+        if isinstance(node.value, cst.Name) and self.function is None:
+            written = self.env.get(f"{node.value.value}.{node.attr.value}")
+            if written is not None:
+                return written  # set by the module's own code (`args.mixmode = ...`)
+        return operations.attribute(self, node, base)
 
     def _call(self, node: cst.Call) -> Value:
         return calls.call(self, node)
@@ -617,8 +627,10 @@ class Frame:
         return value
 
     def _boolean(self, node: cst.BooleanOperation) -> Value:
-        left = self.expr(node.left)
-        right = self.expr(node.right)
+        # its operands are conditions: a GPU flag reads as one (`args.cuda or args.mixmode`,
+        # `args.no_cuda and args.mixmode and torch.cuda.is_available()`), also in an assignment
+        left = self.test(node.left)
+        right = self.test(node.right)
         return _boolean(left, right, isinstance(node.operator, cst.And))
 
     def _comparison(self, node: cst.Comparison) -> Value:

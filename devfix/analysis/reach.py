@@ -486,7 +486,8 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
         return True  # raises ImportError or NameError on every machine: nothing after it runs
     if isinstance(statement, cst.SimpleStatementLine):
         return any(
-            isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False for small in statement.body
+            (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or _exits(program, small)
+            for small in statement.body
         )
     return (
         isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body)
@@ -499,9 +500,14 @@ def _ends(program: Program, body: cst.BaseSuite) -> bool:
     if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
         return False
     last = statements[-1].body[-1]
-    if isinstance(last, (cst.Return, cst.Raise)):
+    return isinstance(last, cst.Return) or _exits(program, last)
+
+
+def _exits(program: Program, small: cst.BaseSmallStatement) -> bool:
+    """`raise ...`, `sys.exit(0)`, `pytest.skip(...)`: nothing after it in its block runs."""
+    if isinstance(small, cst.Raise):
         return True
-    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
-        callee = program.values.get(id(last.value.func))
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        callee = program.values.get(id(small.value.func))
         return callee is not None and callee.qual in EXITS
     return False
