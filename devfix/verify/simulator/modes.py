@@ -349,12 +349,11 @@ def _note_origin(name: str, fresh: list[torch.Tensor], ins: list[torch.Tensor], 
     st = _state.current()
     if where_made is None and name in FACTORIES and st is not None:
         if st.is_user_file(caller.f_code.co_filename):
-            slf = caller.f_locals.get("self")
             where_made = (
                 caller.f_code.co_filename,
                 caller.f_lineno,
                 caller.f_code.co_name,
-                isinstance(slf, torch.nn.Module),
+                _in_a_module(caller, st),
             )
             made_here = True
     if where_made is not None:
@@ -364,6 +363,22 @@ def _note_origin(name: str, fresh: list[torch.Tensor], ins: list[torch.Tensor], 
                 set_origin(o, where_made)
                 if made_here:
                     set_made_by_factory(o)
+
+
+def _in_a_module(caller: FrameType, st: _state.State) -> bool:
+    """The tensor is made while a module of the user's runs: in one of its methods, or in a
+    helper one of them calls (`make_mask(n)` from `forward`): DEV007's case, not DEV004's. The
+    nearest user frame that has a `self` decides; `__init__` counts only as the maker itself."""
+    frame: FrameType | None = caller
+    depth = 0
+    while frame is not None and depth < 8:
+        if st.is_user_file(frame.f_code.co_filename):
+            slf = frame.f_locals.get("self")
+            if slf is not None:
+                return isinstance(slf, torch.nn.Module) and (frame is caller or frame.f_code.co_name != "__init__")
+        frame = frame.f_back
+        depth += 1
+    return False
 
 
 SPARSE_FACTORIES = tuple(
