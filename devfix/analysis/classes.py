@@ -414,9 +414,10 @@ class ClassFlow(FlowState):
                 Kind.TENSOR,
                 module.place,
                 module.origins if module.place is not Place.UNKNOWN else frozenset(),
-                grad=True,
+                grad=not frame.no_grad,  # `with torch.no_grad(): pred = model.predict(x)`
             )
-        return self._returned(frame, node, method.returns) if method.returns is not None else UNKNOWN
+        returned = self._returned(frame, node, method.returns) if method.returns is not None else UNKNOWN
+        return replace(returned, grad=False) if frame.no_grad and returned.grad else returned
 
     def define_class(self, frame: Frame, node: cst.ClassDef) -> None:
         if id(node) in self.classes:
