@@ -34,6 +34,7 @@ from devfix.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.classes import ClassInfo
     from devfix.analysis.evaluate import Frame
     from devfix.analysis.state import FlowState
 
@@ -109,11 +110,13 @@ def call(frame: Frame, node: cst.Call) -> Value:
                 return module_call(frame, node, member, args)
             if member.kind is Kind.TENSOR and member.member:
                 return module_call(frame, node, Value(Kind.MODULE, member.place, member.origins), args)
-            if cls_method_absent(program, receiver, func.attr.value):
+            cls = _local_class(program, receiver)
+            if cls is not None and cls.method(func.attr.value) is None:
                 # an attribute the class sets, of a kind not followed (or not settled yet in the
                 # first pass): whatever it holds is called, not the instance itself. A module's
-                # is taken for one of its layers (`self.spec(x, lengths)`), of a class unknown.
-                if receiver.kind is Kind.MODULE and member.kind is not Kind.HOST and not _wholesale(program, receiver):
+                # is taken for one of its layers (`self.spec(x, lengths)`), of a class unknown,
+                # unless the class sets its attributes at run time (another framework's objects)
+                if receiver.kind is Kind.MODULE and member.kind is not Kind.HOST and not cls.sets_attributes_wholesale:
                     return module_call(frame, node, Value(Kind.MODULE, receiver.place, receiver.origins), args)
                 _escape_all(frame, args)
                 return UNKNOWN
@@ -725,25 +728,16 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
     return _shaped_like_forward(program, module, out)
 
 
-def cls_method_absent(program: FlowState, instance: Value, name: str) -> bool:
-    """The instance's class of this file defines no method `name` (so `instance.name(...)` calls
-    an attribute)."""
-    cls = program.classes.get(id(instance.cls)) if instance.cls is not None else None
-    return cls is not None and cls.method(name) is None
-
-
-def _wholesale(program: FlowState, instance: Value) -> bool:
-    """The instance's class sets its attributes at run time (`self.__dict__.update(locals())`):
-    what an attribute holds may be another framework's object."""
-    cls = program.classes.get(id(instance.cls)) if instance.cls is not None else None
-    return cls is not None and cls.sets_attributes_wholesale
+def _local_class(program: FlowState, instance: Value) -> ClassInfo | None:
+    """The class of this file (or linked to it) that `instance` is an instance of."""
+    return program.classes.get(id(instance.cls)) if instance.cls is not None else None
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:
     """A module of a project class whose `forward` returns a tuple gives that tuple: what is
     surely a host value stays one (`return score, tag_seq`, where `tag_seq` is a Python list of
     decoded tags); the rest lives with the module, as a module's output does. Else: `out`."""
-    cls = program.classes.get(id(module.cls)) if module.cls is not None else None
+    cls = _local_class(program, module)
     if cls is None:
         return out
     forward = cls.method("forward")
