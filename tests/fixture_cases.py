@@ -13,6 +13,10 @@ comments, read by the harness (they stay in the file, like any comment):
     # devfix: no-verify  (reason)       the simulator cannot model it
     # devfix: verify-devices=2          verify it on two simulated GPUs (`cuda:1`)
     # devfix: verify-same-machine       verify without --cpu-only-load (saved and loaded in one run)
+    # devfix: fails-on-gpu  (reason)    the fixed script still fails on a real GPU (a line
+                                        reported but not fixed): the `gpu` test checks it does
+    # devfix: weights-on-cpu  (reason)  on a real GPU the fixed script keeps its model on the
+                                        CPU by its own choice (an option left off)
     # devfix: pending  (reason)         the rule does not report this yet (a fixture written by
                                         scripts/new_rule.py): no snapshot, not run; the tests
                                         fail, asking for the line to go, once the rule reports it

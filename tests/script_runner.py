@@ -72,3 +72,31 @@ class ScriptRunner:
     def close(self) -> None:
         self.process.stdin.close()
         self.process.wait(timeout=30)
+
+
+PROBE = Path(__file__).parent / "gpu_probe.py"
+
+
+def run_with_probe(script: Path, *, cuda: bool, timeout: int = 120) -> subprocess.CompletedProcess:
+    """Run `script` in a fresh interpreter under tests/gpu_probe.py, with the real CUDA
+    device visible or hidden: the `gpu` tests need the hardware, not the fork server's
+    CPU-only children."""
+    env = dict(os.environ)
+    if not cuda:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    env.setdefault("PYTHONHASHSEED", "0")
+    return subprocess.run(
+        [sys.executable, str(PROBE), str(script)],
+        cwd=script.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def real_gpu_count() -> int:
+    """CUDA devices this machine really has (the `gpu` tests skip what needs more)."""
+    import torch
+
+    return torch.cuda.device_count()

@@ -9,6 +9,9 @@
   line) leaves out a fixture the simulator cannot model; `# devfix: verify-devices=2`
   verifies on two simulated GPUs (`cuda:1`); `# devfix: verify-same-machine` verifies
   without `--cpu-only-load` (a checkpoint saved and loaded in one run, on one machine).
+
+Where a real CUDA device is present (the `gpu` tests), the simulator is checked against it:
+each positive input fails on the real GPU exactly when it fails on the simulated one.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 
 import pytest
 from fixture_cases import all_cases
+from script_runner import real_gpu_count, run_with_probe
 
 from devfix.engine import fix_code
 
@@ -61,3 +65,29 @@ def test_input_fixture_fails_on_gpu_or_on_cpu(case, tmp_path, script_runner):
         assert not fails, "declared `input-runs`, but the input fails: drop the directive"
     else:
         assert fails, f"the input runs cleanly on the simulated GPU and on the CPU:\n{verify_output[-1500:]}"
+
+
+def _cross_machine(case) -> bool:
+    """A checkpoint saved on a GPU and loaded where there is none: one machine cannot show it."""
+    return case.rule == "DEV010" and "verify-same-machine" not in case.directives
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", POSITIVE, ids=[c.id for c in POSITIVE])
+def test_simulated_gpu_agrees_with_the_real_one_on_each_input(case, tmp_path, script_runner):
+    """`devfix verify` is only worth its verdicts if the hardware gives the same ones: an
+    input that fails on the simulated device fails on the real one, and one that runs there
+    runs here."""
+    if _cross_machine(case):
+        pytest.skip("a cross-machine checkpoint load: one machine cannot show it")
+    if "verify-devices=2" in case.directives and real_gpu_count() < 2:
+        pytest.skip("verified on two simulated GPUs; this machine has one")
+    script = tmp_path / f"{case.rule}_{case.name}.py"
+    script.write_text(case.source(), encoding="utf-8")
+    verify_code, _report, verify_output = _verify(script_runner, script, tmp_path, case)
+    real = run_with_probe(script, cuda=True)
+    simulated_fails, real_fails = verify_code != 0, real.returncode != 0
+    assert simulated_fails == real_fails, (
+        f"simulated GPU {'fails' if simulated_fails else 'runs'}, real GPU {'fails' if real_fails else 'runs'}\n"
+        f"simulated:\n{verify_output[-1200:]}\nreal:\n{real.stderr[-1200:]}"
+    )

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import tokenize
 from collections import Counter
 from pathlib import Path
@@ -14,6 +11,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 from fixture_cases import all_cases
+from script_runner import real_gpu_count, run_with_probe
 
 from devfix.engine import fix_code
 
@@ -21,7 +19,6 @@ CASES = all_cases()
 POSITIVE = [c for c in CASES if not c.negative]
 RUNNABLE = [c for c in CASES if c.runnable]
 ids = lambda cases: [c.id for c in cases]  # noqa: E731
-PROBE = Path(__file__).parent / "gpu_probe.py"
 
 
 def fixed(case):
@@ -95,21 +92,6 @@ def test_fixture_keeps_comments_and_blank_lines(case):
     assert blank(new) >= blank(source)
 
 
-def _run(script: Path, *, cuda: bool, timeout: int = 120) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if not cuda:
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    env.setdefault("PYTHONHASHSEED", "0")
-    return subprocess.run(
-        [sys.executable, str(PROBE), str(script)],
-        cwd=script.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def _write_fixed(case, tmp_path: Path) -> Path:
     new, _ = fixed(case)
     script = tmp_path / f"{case.rule}_{case.name}.py"
@@ -126,10 +108,22 @@ def test_fixed_fixture_runs_on_cpu(case, tmp_path, script_runner):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", RUNNABLE, ids=ids(RUNNABLE))
-def test_fixed_fixture_runs_on_gpu_with_model_on_cuda(case, tmp_path):
-    result = _run(_write_fixed(case, tmp_path), cuda=True)
+def test_fixed_fixture_runs_on_a_real_gpu(case, tmp_path):
+    """On a CUDA machine a fixed fixture must run with its model on the GPU, not merely run;
+    a correct (`ok_`) one must run, wherever it chose to put its model. Two directives make
+    the exceptions explicit, and each is checked: `fails-on-gpu` (a line devfix reports but
+    cannot fix, or correct-looking code the GPU itself refuses) and `weights-on-cpu` (the
+    script's own option keeps its model on the CPU)."""
+    if "verify-devices=2" in case.directives and real_gpu_count() < 2:
+        pytest.skip("needs a second GPU (cuda:1); this machine has one")
+    result = run_with_probe(_write_fixed(case, tmp_path), cuda=True)
+    if "fails-on-gpu" in case.directives:
+        assert result.returncode != 0, "declared `fails-on-gpu`, but it runs on the GPU: drop the directive"
+        return
     assert result.returncode == 0, result.stderr[-3000:]
     probe = [line for line in result.stdout.splitlines() if line.startswith("DEVFIX_PROBE ")]
     devices = json.loads(probe[-1].split(" ", 1)[1])["parameter_devices"]
-    if devices:  # scripts that run a model: every forward saw its weights on the GPU
+    if "weights-on-cpu" in case.directives:
+        assert devices == ["cpu"], f"declared `weights-on-cpu`, but weights were seen on {devices}"
+    elif devices and not case.negative:  # a fixed script that runs a model runs it on the GPU
         assert devices == ["cuda"], f"weights seen on {devices}"

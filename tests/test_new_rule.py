@@ -18,7 +18,9 @@ SUPPORT += ["test_rule_examples.py"]
 
 
 def _run(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(copy)}  # the copy's devfix, with its new rule
+    # the copy's devfix, with its new rule, first; packages installed by path stay reachable
+    path = os.pathsep.join(p for p in (str(copy), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -76,6 +76,7 @@ EXACT = {
     "fail_cuda1_one_gpu.py": "CUDA error: invalid device ordinal",
     "fail_two_gpus_meet.py": _TWO.format("cuda:1", "cuda:0"),
     "fail_dataparallel_attribute.py": _TWO.format("cuda:1", "cuda:0"),
+    "fail_packed_lengths_on_gpu.py": "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor",
 }
 
 # indexing_cases.py CASE: the error each case raises on real CUDA

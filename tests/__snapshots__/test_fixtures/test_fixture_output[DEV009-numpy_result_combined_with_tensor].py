@@ -1,3 +1,4 @@
+# devfix: fails-on-gpu  (the line that combines a NumPy result with a tensor is reported, not fixed)
 # devfix: no-verify (the line that combines a NumPy result with a tensor is reported, not fixed)
 """V-trace targets computed the way minimalRL's vtrace.py does: `.numpy()` on outputs of a
 model on the GPU. Where the array is only read element by element, `.detach().cpu()` fixes

@@ -1,3 +1,4 @@
+# devfix: weights-on-cpu  (the script's own --cuda option is off)
 """Evaluate a whole pickled model; the script's own `--cuda` option decides the device
 (ignite's super_resolution example). `map_location=device` with a new `cuda if available`
 device would ignore `--cuda`; "cpu" leaves the placement to the script's own move."""
