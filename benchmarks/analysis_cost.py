@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.config import Config
 from devfix.engine import process_source
 

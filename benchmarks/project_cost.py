@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import generate
 
 from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 
 def reads(root: Path):

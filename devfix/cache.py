@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -49,26 +50,27 @@ _RUNS_KEPT = 8  # whole runs remembered (check and apply, a few sets of files)
 
 
 def _devfix_fingerprint() -> str:
-    """devfix's version, and the sizes and times of its source files, Python's and LibCST's versions."""
-    import libcst
-
-    digest = hashlib.sha256(
-        f"{devfix.__version__}|{sys.version_info[:3]}|{getattr(libcst, 'LIBCST_VERSION', '')}".encode()
-    )
-    try:
-        from importlib.metadata import version
-
-        digest.update(version("libcst").encode())
-    except Exception:  # noqa: BLE001 - not installed as a distribution: the sources below still count
-        pass
+    """devfix's version, the sizes and times of its source files, Python's version, and
+    LibCST's installed files (found, not imported: a re-run the cache answers never needs the
+    parser, and importing it is most of a cached run's cost)."""
+    digest = hashlib.sha256(f"{devfix.__version__}|{sys.version_info[:3]}".encode())
     package = Path(devfix.__file__).parent
     for path in sorted(package.rglob("*.py")):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        digest.update(f"{path.relative_to(package)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+        _stat_into(digest, path, package)
+    spec = importlib.util.find_spec("libcst")
+    if spec is not None and spec.origin is not None:
+        parser = Path(spec.origin).parent
+        for path in sorted([parser / "_version.py", *parser.glob("native*")]):
+            _stat_into(digest, path, parser)
     return digest.hexdigest()
+
+
+def _stat_into(digest: Any, path: Path, base: Path) -> None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return
+    digest.update(f"{path.relative_to(base)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
 
 
 class Cache:

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from devfix import notebooks, parallel, suppressions
-from devfix.analysis import FileFacts, users
+from devfix import parallel, suppressions
+from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import ModuleSummary, join_incoming
 from devfix.analysis.project import ProjectFacts, named_in_own_file
 from devfix.analysis.tree import imports_module
@@ -78,141 +79,20 @@ def process_source(
             warnings.simplefilter("ignore")
             _process(source, config, fix, result, project, incoming)
     except RuleCrash as crash:
-        _fail(result, str(crash), crash.tb)
+        result.fail(str(crash), crash.tb)
     except _Unparseable as error:
-        _fail(result, str(error) or result.error, None)
+        result.fail(str(error) or result.error, None)
     except RecursionError:
-        _fail(result, TOO_DEEP, traceback.format_exc())
+        result.fail(TOO_DEEP, traceback.format_exc())
     except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
-        _fail(
-            result,
+        result.fail(
             f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged",
             traceback.format_exc(),
         )
     return result
 
 
-def process_project(
-    reads: Sequence[FileResult],
-    config: Config,
-    *,
-    fix: bool,
-    configs: Sequence[Config] | None = None,
-    progress: Callable[[], None] | None = None,
-    jobs: int = 1,
-    cache: Cache | None = None,
-) -> list[FileResult]:
-    """Check (and with `fix`, rewrite) the files of one run as one program (spec principle 9).
-
-    `reads` are the files' bytes as unchanged results (or the reason they could not be read).
-    Each file is analysed once, after the project files it imports, whose summaries its
-    analysis reads; the results come back in the order given. A notebook (`.ipynb`) takes
-    part as the Python program its code cells make (notebooks.py): analysed like a script,
-    never imported by the others, its findings and edits given back to its cells.
-    `configs`, one per read, gives each file its own configuration (the nearest
-    pyproject.toml's, devfix.settings); without it `config` applies to all. `progress` is
-    called once each file's first analysis is done (a progress bar). `jobs` above 1 analyses
-    the groups of files linked by imports in that many processes (parallel.py); the results
-    are the same as with one. `cache` (cache.Cache) gives back the results of groups of files
-    analysed before with the same inputs, and keeps the others'.
-    """
-    programs = list(reads)
-    read_notebooks: dict[int, notebooks.Notebook] = {}
-    for index, read in enumerate(reads):
-        if read.error is None and notebooks.is_notebook(read.path):
-            try:
-                notebook = notebooks.read(read.old)
-            except notebooks.NotebookError as error:
-                programs[index] = FileResult(read.path, read.old, read.old, error=str(error))
-                continue
-            read_notebooks[index] = notebook
-            program = notebook.program.encode("utf-8")
-            programs[index] = FileResult(read.path, program, program)
-    results = _process_programs(
-        programs,
-        list(configs) if configs is not None else [config] * len(programs),
-        fix=fix,
-        progress=progress or (lambda: None),
-        jobs=jobs,
-        cache=cache,
-    )
-    for index, notebook in read_notebooks.items():
-        results[index] = _notebook_result(reads[index], notebook, results[index])
-    return results
-
-
-def _notebook_result(read: FileResult, notebook: notebooks.Notebook, result: FileResult) -> FileResult:
-    """The result of a notebook's program, told in the notebook's terms: its bytes, and each
-    position as (cell, line in the cell)."""
-    error = _in_cells(notebook, result.error) if result.error is not None else None
-    out = FileResult(
-        read.path,
-        read.old,
-        read.old,
-        error=error,
-        traceback=result.traceback,
-        summary=result.summary,
-        linked_calls=result.linked_calls,
-        uses=result.uses,
-        cell_errors=notebook.unparsed(),
-    )
-    if result.error is not None:
-        return out
-    for diagnostic in result.diagnostics:
-        cell, line = notebook.position(diagnostic.line)
-        end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)
-        edits = tuple(_edit_in_cells(notebook, edit) for edit in diagnostic.edits)
-        out.diagnostics.append(
-            dataclasses.replace(
-                diagnostic,
-                cell=cell,
-                line=line,
-                column=notebook.column(cell, diagnostic.column),
-                message=_in_cells(notebook, diagnostic.message),
-                hint=_in_cells(notebook, diagnostic.hint),
-                edits=edits,
-                end_line=end_line if end_cell == cell else 0,
-                end_column=notebook.column(cell, diagnostic.end_column) if end_cell == cell else 0,
-            )
-        )
-    for line, column, why in result.suppression_notes:
-        cell, line = notebook.position(line)
-        out.suppression_notes.append((line, column, why))
-        out.suppression_cells.append(cell)
-    for line, column, code in result.undecided:
-        cell, line = notebook.position(line)
-        out.undecided.append((line, column, code))
-        out.undecided_cells.append(cell)
-    if result.new != result.old:
-        try:
-            text, out.cells = notebook.write(result.new.decode("utf-8"))
-        except notebooks.NotebookError as error:
-            _fail(out, str(error), None)
-            return out
-        out.new = text.encode("utf-8")
-    return out
-
-
-def _edit_in_cells(notebook: notebooks.Notebook, edit: FixEdit) -> FixEdit:
-    cell, line = notebook.position(edit.line)
-    _, end_line = notebook.position(edit.end_line)
-    return dataclasses.replace(edit, cell=cell, line=line, end_line=end_line)
-
-
-_LINE_REFERENCE = re.compile(r"\(line (\d+)(?=[:);])")
-
-
-def _in_cells(notebook: notebooks.Notebook, message: str) -> str:
-    """A message's references to other lines (`(line 8: `model.cuda()`)`), in cells."""
-
-    def cell_line(match: re.Match[str]) -> str:
-        cell, line = notebook.position(int(match.group(1)))
-        return f"(cell {cell}, line {line}"
-
-    return _LINE_REFERENCE.sub(cell_line, message)
-
-
-def _process_programs(
+def process_programs(
     reads: Sequence[FileResult],
     configs: Sequence[Config],
     *,
@@ -220,21 +100,16 @@ def _process_programs(
     progress: Callable[[], None] = lambda: None,
     jobs: int = 1,
     cache: Cache | None = None,
+    run_key: str = "",
 ) -> list[FileResult]:
-    """process_project over Python programs (a notebook already joined into one).
+    """runner.process_project over Python programs (a notebook already joined into one),
+    once the run's cache (`run_key`) has no result for the whole run.
 
     The files fall into groups linked by imports (project.groups): a file's analysis reads the
     summaries of the files it imports, and the callers' facts of the files that call it, all
     in its own group, so each group is analysed apart, in its own order, with a project state
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
-    if cache is not None:
-        run_key = cache.run_key(reads, configs, fix)
-        known = cache.get_run(reads, run_key)
-        if known is not None:
-            for _ in reads:
-                progress()
-            return [known.get(index, read) for index, read in enumerate(reads)]
     files = [(read.path, read.old) for read in reads]
     project = ProjectFacts.from_files(files)
     results: list[FileResult] = list(reads)
@@ -293,7 +168,7 @@ def _process_programs(
             results[index] = process_source(
                 read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path)
             )
-    if cache is not None:
+    if cache is not None and run_key:
         cache.put_run(
             reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]}
         )
@@ -334,7 +209,7 @@ class GroupResult:
 def analyse_group(
     group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool, project: ProjectFacts
 ) -> GroupResult:
-    """The first two steps of process_project for one group of files, in analysis order.
+    """The first two steps of process_programs for one group of files, in analysis order.
 
     The group starts from the run's text scans with no summary of any other group, whatever
     ran before it, so its results do not depend on where or after what it runs."""
@@ -459,13 +334,6 @@ def _fails_on_import(facts: FileFacts, project: ProjectFacts, result: FileResult
 def _reexports(read: FileResult) -> bool:
     """A package's `__init__.py` that imports from its modules: its importers need its summary."""
     return read.path.endswith("__init__.py") and b"from ." in read.old
-
-
-def _fail(result: FileResult, error: str | None, tb: str | None) -> None:
-    result.error = error
-    result.traceback = tb
-    result.new = result.old
-    result.diagnostics = []
 
 
 def _process(

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from devfix.analysis.tree import CELL_MARK
+from devfix.analysis.cells import CELL_MARK
 
 if TYPE_CHECKING:  # json.decoder's is _json's (or its pure-Python twin): only _json's is in the stubs
     from _json import scanstring

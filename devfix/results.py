@@ -80,3 +80,10 @@ class FileResult:
     @property
     def changed(self) -> bool:
         return self.error is None and self.new != self.old
+
+    def fail(self, error: str | None, tb: str | None = None) -> None:
+        """The file could not be checked: `error` says why; nothing of it is changed or reported."""
+        self.error = error
+        self.traceback = tb
+        self.new = self.old
+        self.diagnostics = []

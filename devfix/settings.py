@@ -19,7 +19,7 @@ from pathlib import Path
 import pathspec
 
 from devfix.config import Config, ConfigError, find_pyproject, load_config, shown
-from devfix.rules import enabled_rules, lookup
+from devfix.rules import enabled_rules, selected_codes
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def check_selectors(selectors: Sequence[str], where: str | None = None) -> None:
     """Every selector names a rule; raises ConfigError (naming the file `where`) otherwise."""
     for selector in selectors:
         try:
-            lookup(selector)
+            selected_codes(selector)
         except KeyError:
             prefix = f"{where}: " if where else ""
             raise ConfigError(f"{prefix}unknown rule selector '{selector}'; `devfix rules` lists them") from None

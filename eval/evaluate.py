@@ -30,8 +30,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from devfix.config import Config  # noqa: E402
-from devfix.engine import FileResult, process_project  # noqa: E402
 from devfix.files import discover  # noqa: E402
+from devfix.results import FileResult  # noqa: E402
+from devfix.runner import process_project  # noqa: E402
 
 if sys.version_info >= (3, 11):
     import tomllib

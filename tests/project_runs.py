@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 
 def project_findings(root: Path, files: dict[str, str]) -> list[str]:

@@ -4,6 +4,8 @@ what a result depends on."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -118,3 +120,21 @@ def test_an_unreadable_cache_is_ignored(tmp_path, monkeypatch):
     (tmp_path / "cache" / "groups.json").write_text("{not json")
     assert _run("check", "--cache-dir", "cache", ".") == expected
     assert _run("check", "--cache-dir", "cache", ".") == expected
+
+
+def test_a_re_run_the_cache_answers_imports_neither_the_parser_nor_the_analysis(tmp_path):
+    """What makes a cached re-run cheap: its process never imports LibCST, the engine, the
+    analysis behind FileFacts or a rule module (devfix/runner.py)."""
+    shutil.copytree(FIXTURES / "projects", tmp_path / "projects")
+    fill = subprocess.run([sys.executable, "-m", "devfix", "check", "."], cwd=tmp_path, capture_output=True, text=True)
+    probe = (
+        "import sys\n"
+        "from devfix.cli import main\n"
+        "try:\n    main(['check', '.'])\nexcept SystemExit as done:\n    code = done.code\n"
+        "loaded = [m for m in sys.modules if m.startswith(('libcst', 'devfix.engine', 'devfix.analysis.facts',"
+        " 'devfix.rules.dev'))]\n"
+        "print('EXIT', code, 'LOADED', sorted(loaded), file=sys.stderr)\n"
+    )
+    again = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+    assert fill.returncode == 1 and again.stdout == fill.stdout
+    assert f"EXIT {fill.returncode} LOADED []" in again.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.config import Config
 from devfix.engine import fix_code
 

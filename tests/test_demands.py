@@ -12,7 +12,8 @@ from project_runs import project_findings
 from devfix.analysis.demands import cuda_default_params
 from devfix.analysis.tree import Tree
 from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_gpu_by_default_helper"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.values import Kind, Place
 from devfix.engine import fix_code
 

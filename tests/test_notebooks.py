@@ -22,8 +22,9 @@ from click.testing import CliRunner
 from devfix import notebooks
 from devfix.cli import main
 from devfix.config import Config
-from devfix.engine import FileResult, process_project
 from devfix.report import cell_error_lines, text_lines, unified_diff
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "unreadable")

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from devfix.config import Config
-from devfix.engine import FileResult, process_project
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 PROJECTS = Path(__file__).parent / "fixtures" / "projects"
 CASES = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())

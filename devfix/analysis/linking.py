@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Union
-
-import libcst as cst
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from devfix.analysis.values import UNKNOWN, Kind, Origin, Place, Value, join
+
+if TYPE_CHECKING:  # nodes only in annotations: the cache's and the workers' imports stay light
+    import libcst as cst
 
 MADE_BY_CALLEE = ("construct", "factory", "host")  # origins the caller can fix at its call
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from devfix.analysis.cells import CELL_MARK
 from devfix.analysis.collect import Collected, collect
 from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
 
@@ -44,9 +45,6 @@ def imports_torch(data: Collected) -> bool:
         for bindings in scope.bindings.values()
         for b in bindings
     )
-
-
-CELL_MARK = "# [devfix cell "  # the comment that opens each cell in a notebook's program (notebooks.py)
 
 
 def displayed_by_their_cells(module: cst.Module) -> frozenset[int]:

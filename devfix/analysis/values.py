@@ -21,11 +21,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Union
-
-import libcst as cst
+from typing import TYPE_CHECKING, Union
 
 from devfix.analysis import torch_api as api
+
+if TYPE_CHECKING:  # nodes only in annotations: the cache's and the workers' imports stay light
+    import libcst as cst
 
 # A module's identity in the heap: the id of the node that built it, or, for a value that two
 # paths built differently, the set of those ids (see `members`).

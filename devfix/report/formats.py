@@ -19,8 +19,8 @@ from typing import TypedDict
 from xml.etree import ElementTree
 
 from devfix import __version__
+from devfix import rules as registry
 from devfix.results import Diagnostic, FileResult, FixEdit
-from devfix.rules import ALL_RULES, BY_CODE
 
 FORMATS = ("text", "json", "github", "sarif", "gitlab", "junit")
 INFORMATION_URI = "https://github.com/devfix/devfix"
@@ -61,7 +61,7 @@ def _fix_json(d: Diagnostic) -> dict[str, object] | None:
     """The finding's fix: how safe it is, whether this run applied it, and its edits."""
     if not d.edits:
         return None
-    rule = BY_CODE.get(d.code)
+    rule = registry.BY_CODE.get(d.code)
     return {
         "applicability": getattr(rule, "safety", "safe"),
         "applied": d.status == "fixed",
@@ -146,9 +146,9 @@ def sarif_report(results: Sequence[FileResult]) -> str:
             "shortDescription": {"text": rule.summary},
             "properties": {"fix": rule.safety},
         }
-        for rule in ALL_RULES
+        for rule in registry.ALL_RULES
     ]
-    index = {rule.code: number for number, rule in enumerate(ALL_RULES)}
+    index = {rule.code: number for number, rule in enumerate(registry.ALL_RULES)}
     found = []
     notifications = []
     for result in results:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from devfix import rules as registry
 from devfix.report import unified_diff
 from devfix.results import Diagnostic, FileResult
-from devfix.rules import BY_CODE
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _CELL = re.compile(r":cell (\d+)$")
@@ -87,11 +87,11 @@ def summary_markdown(results: Sequence[FileResult], dry_run: bool) -> str:
     ]
     order = sorted(by_rule, key=lambda code: (-len(by_rule[code]), code))
     for code in order:
-        rule = BY_CODE.get(code)
+        rule = registry.BY_CODE.get(code)
         what = getattr(rule, "summary", "").replace("|", "\\|")
         lines.append(f"| {code} {getattr(rule, 'name', '')} | {len(by_rule[code])} | {what} |")
     for code in order:
-        rule = BY_CODE.get(code)
+        rule = registry.BY_CODE.get(code)
         found = by_rule[code]
         touched = sorted({result.path for result, _ in found})
         lines += ["", f"## {code} {getattr(rule, 'name', '')} ({len(found)})", "", getattr(rule, "summary", ""), ""]

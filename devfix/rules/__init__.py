@@ -12,6 +12,12 @@ Two orders, both explicit:
   (`devfix.edits.apply_edits`), and a DEV001 declaration is reported at the first finding, in
   run order, that needs it. Every rule has the default priority today, so the run order is
   the code order (no fixture's fixed output depends on it; seven fixtures' DEV001 positions do).
+
+The rule classes are imported on first use (`ALL_RULES`, `BY_CODE`, `lookup`...): each module
+imports the analysis and LibCST, which a re-run the cache answers never needs. What checking
+a selector needs, the codes and names, is read from the modules' file names (`CATALOGUE`):
+`dev004_batch_to_device.py` is DEV004 `batch-to-device`, and `discover` holds every rule to
+the name its file gives it.
 """
 
 from __future__ import annotations
@@ -21,25 +27,42 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from devfix.rules.base import Example, Finding, Rule, RuleContext
+if TYPE_CHECKING:
+    from devfix.rules.base import Example, Finding, Rule, RuleContext
 
-RULE_MODULE = re.compile(r"^dev(\d{3})_[a-z0-9_]+$")
+    ALL_RULES: list[type[Rule]]
+    BY_CODE: dict[str, type[Rule]]
+    BY_NAME: dict[str, type[Rule]]
+
+RULE_MODULE = re.compile(r"^dev(\d{3})_([a-z0-9_]+)$")
 
 
 class RegistryError(Exception):
     """A rule module that breaks the registry's conventions (a bug in devfix, not in user code)."""
 
 
-def discover(package: str = __name__) -> list[type[Rule]]:
-    """The rules of the `devNNN_*.py` modules of `package`, in code order. Each module must
-    define exactly one `Rule` subclass, whose code matches the module's number."""
-    found: dict[str, type[Rule]] = {}
+def catalogue(package: str = __name__) -> list[tuple[str, str, str]]:
+    """(code, name, module) of the `devNNN_*.py` modules of `package`, in code order, read
+    from their file names alone: no rule is imported."""
+    found = []
     for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
         match = RULE_MODULE.match(info.name)
-        if match is None:
-            continue
-        module = importlib.import_module(f"{package}.{info.name}")
+        if match is not None:
+            found.append((f"DEV{match.group(1)}", match.group(2).replace("_", "-"), f"{package}.{info.name}"))
+    return sorted(found)
+
+
+def discover(package: str = __name__) -> list[type[Rule]]:
+    """The rules of the `devNNN_*.py` modules of `package`, in code order. Each module must
+    define exactly one `Rule` subclass, whose code matches the module's number and whose
+    name its file's."""
+    from devfix.rules.base import Rule
+
+    found: dict[str, type[Rule]] = {}
+    for code, name, module_name in catalogue(package):
+        module = importlib.import_module(module_name)
         defined = [
             value
             for _, value in inspect.getmembers(module, inspect.isclass)
@@ -48,8 +71,10 @@ def discover(package: str = __name__) -> list[type[Rule]]:
         if len(defined) != 1:
             raise RegistryError(f"{module.__name__} defines {len(defined)} Rule subclasses; a rule module defines one")
         rule = defined[0]
-        if rule.code != f"DEV{match.group(1)}":
-            raise RegistryError(f"{module.__name__} defines {rule.code}; its file name says DEV{match.group(1)}")
+        if rule.code != code:
+            raise RegistryError(f"{module.__name__} defines {rule.code}; its file name says {code}")
+        if rule.name != name:
+            raise RegistryError(f"{module.__name__} names its rule {rule.name!r}; its file name says {name!r}")
         if rule.code in found:
             raise RegistryError(f"{rule.code} is defined by {found[rule.code].__module__} and {module.__name__}")
         found[rule.code] = rule
@@ -62,25 +87,56 @@ def run_order(rules: Iterable[type[Rule]]) -> list[type[Rule]]:
     return sorted(rules, key=lambda rule: (rule.priority, rule.code))
 
 
-ALL_RULES: list[type[Rule]] = discover()
-
-BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
-BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
-if len(BY_NAME) != len(ALL_RULES):
+CATALOGUE: list[tuple[str, str, str]] = catalogue()
+if len({name for _, name, _ in CATALOGUE}) != len(CATALOGUE):
     raise RegistryError("two rules share a name")
+
+_BASE_NAMES = ("Example", "Finding", "Rule", "RuleContext")
+
+
+def __getattr__(attribute: str) -> Any:
+    """The rule classes and the base types, imported when first asked for (see above)."""
+    if attribute in _BASE_NAMES:
+        from devfix.rules import base
+
+        value = getattr(base, attribute)
+    elif attribute in ("ALL_RULES", "BY_CODE", "BY_NAME"):
+        rules = discover()
+        globals().update(
+            ALL_RULES=rules,
+            BY_CODE={rule.code: rule for rule in rules},
+            BY_NAME={rule.name: rule for rule in rules},
+        )
+        value = globals()[attribute]
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+    globals()[attribute] = value
+    return value
+
+
+def _loaded(attribute: str) -> Any:
+    """A lazily imported attribute, from inside this module (where `__getattr__` is not asked)."""
+    found = globals().get(attribute)
+    return found if found is not None else __getattr__(attribute)
+
+
+def selected_codes(selector: str) -> list[str]:
+    """The codes a selector names: a code (`DEV003`), a prefix (`DEV00`), `ALL`, or a
+    kebab-case name; KeyError when it names none. Reads no rule (`CATALOGUE`)."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return [code for code, _, _ in CATALOGUE]
+    by_name = [code for code, name, _ in CATALOGUE if name == selector]
+    matches = by_name or [code for code, _, _ in CATALOGUE if code.startswith(selector.upper())]
+    if not matches:
+        raise KeyError(selector)
+    return matches
 
 
 def lookup(selector: str) -> list[type[Rule]]:
     """Rules matching a code (`DEV003`), a prefix (`DEV00`), `ALL`, or a kebab-case name."""
-    selector = selector.strip()
-    if selector.upper() == "ALL":
-        return list(ALL_RULES)
-    if selector in BY_NAME:
-        return [BY_NAME[selector]]
-    matches = [rule for rule in ALL_RULES if rule.code.startswith(selector.upper())]
-    if not matches:
-        raise KeyError(selector)
-    return matches
+    by_code = _loaded("BY_CODE")
+    return [by_code[code] for code in selected_codes(selector)]
 
 
 def enabled_rules(
@@ -90,7 +146,7 @@ def enabled_rules(
     if select:
         chosen = {rule for selector in select for rule in lookup(selector)}
     else:
-        chosen = {rule for rule in ALL_RULES if rule.enabled_by_default}
+        chosen = {rule for rule in _loaded("ALL_RULES") if rule.enabled_by_default}
     chosen |= {rule for selector in extend_select for rule in lookup(selector)}
     chosen -= {rule for selector in ignore for rule in lookup(selector)}
     return run_order(chosen)
@@ -99,7 +155,7 @@ def enabled_rules(
 def rule_table() -> str:
     """The README's table of rules (between its `rules-table` markers), from the rule classes."""
     lines = ["| Code | Name | Fix | What it does |", "| --- | --- | --- | --- |"]
-    for rule in ALL_RULES:
+    for rule in _loaded("ALL_RULES"):
         fix = rule.safety + ("" if rule.enabled_by_default else ", opt-in")
         does = rule.fix_summary or rule.summary
         if not rule.enabled_by_default:

@@ -22,8 +22,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
 from devfix.analysis.devices import DeclarationRequest, DeviceChoice
+from devfix.analysis.facts import FileFacts
 from devfix.config import Config
 from devfix.edits import Edit
 

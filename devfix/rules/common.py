@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Origin

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
 from devfix.analysis import torch_api as api
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import Kind, Place, Value

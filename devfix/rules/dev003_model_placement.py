@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.plan import Move
 from devfix.analysis.program import OptimizerInfo
 from devfix.analysis.tree import Tree

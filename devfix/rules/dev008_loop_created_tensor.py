@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.plan import Move
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext

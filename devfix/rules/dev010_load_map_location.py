@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from devfix.analysis import FileFacts
+from devfix.analysis.facts import FileFacts
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
