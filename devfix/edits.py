@@ -210,9 +210,9 @@ def apply_edits(
         elif isinstance(edit, ReplaceStatement):
             plan.replace_with_many[key] = edit.statements
         elif isinstance(edit, InsertBefore):
-            plan.before.setdefault(key, []).extend(edit.statements)
+            _add_new(plan.before.setdefault(key, []), edit.statements)
         elif isinstance(edit, InsertAfter):
-            plan.after.setdefault(key, []).extend(edit.statements)
+            _add_new(plan.after.setdefault(key, []), edit.statements)
         if is_rewrite(edit):
             rewrites.add(edit)
         applied.add(id(edit))
@@ -221,6 +221,12 @@ def apply_edits(
     if not applied:
         return module, applied, subsumed
     return module.visit(_Applier(plan, edited)), applied, subsumed
+
+
+def _add_new(inserted: list[cst.BaseStatement], statements: Sequence[cst.BaseStatement]) -> None:
+    """Each statement once at one place: two fixes that each need `import torch` after the
+    imports (two functions' device declarations) insert it once."""
+    inserted.extend(s for s in statements if not any(s.deep_equals(other) for other in inserted))
 
 
 class _Rewrites:

@@ -511,14 +511,30 @@ def _run(
         if facts.position(node) not in reported
     ]
     if fix and fixed:
-        if facts.tree.module_bytes() != result.old:
-            # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line endings
-            # lose the final newline): writing them back would corrupt them. Checked only
-            # before a write, since nothing else can harm (the positions' code generation).
-            result.diagnostics = []
-            result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
-            return
+        regenerated = facts.tree.module_bytes()
+        if regenerated != result.old:
+            tail = _lost_blank_tail(result.old, regenerated)
+            if tail is None:
+                # LibCST cannot reproduce some files byte for byte (e.g. old Mac `\r` line
+                # endings lose the final newline): writing them back would corrupt them.
+                # Checked only before a write, since nothing else can harm.
+                result.diagnostics = []
+                result.error = "skipped: the parser cannot reproduce this file byte for byte (unusual line endings?)"
+                return
+            new_bytes = new_bytes.rstrip(_BLANK) + tail
         result.new = new_bytes
+
+
+_BLANK = b" \t\n"
+
+
+def _lost_blank_tail(old: bytes, regenerated: bytes) -> bytes | None:
+    """The file's own run of blank lines at its end, where that is all LibCST failed to
+    reproduce (indented blank lines after the last statement shrink: SincNet's
+    compute_d_vector.py); None where anything else differs. No fix writes there."""
+    if b"\r" in old or old.rstrip(_BLANK) != regenerated.rstrip(_BLANK):
+        return None
+    return old[len(old.rstrip(_BLANK)) :]
 
 
 def _source(module: cst.Module, node: cst.CSTNode) -> str:

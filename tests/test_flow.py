@@ -10,6 +10,7 @@ import libcst as cst
 
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.values import Kind, Place
+from devfix.config import Config
 from devfix.engine import fix_code
 
 HEADER = """import numpy as np
@@ -161,3 +162,20 @@ def test_a_conflicting_meeting_counts_as_on_the_device_so_one_run_finds_every_op
     assert [(d.code, d.line) for d in diagnostics if d.status == "fixed"] == [("DEV008", 11), ("DEV008", 12)]
     assert "mask = torch.ones(2, 2, device=device)" in new and "bias = torch.zeros(2, 2, device=device)" in new
     assert fix_code(new)[0] == new
+
+
+def test_no_second_device_is_declared_above_the_one_a_function_chooses_itself():
+    """Dual-Path-RNN's `Separation.__init__` moves the net with `.cuda()` and then sets
+    `self.device` from its `-gpuid` option: a `device` declared at its top would disagree with
+    the author's, which does not exist yet at the `.cuda()`. Reported, not fixed."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Separation:\n"
+        "    def __init__(self, gpuid):\n"
+        "        self.net = nn.Linear(2, 2).cuda()\n"
+        "        self.device = torch.device('cuda:{}'.format(gpuid[0]) if len(gpuid) > 0 else 'cpu')\n\n"
+        "    def run(self, x):\n        return self.net(x.to(self.device))\n\n\n"
+        "if __name__ == '__main__':\n    print(Separation([0]).run(torch.ones(1, 2)))\n"
+    )
+    new, diagnostics = fix_code(source, Config())
+    assert new == source
+    assert [(d.code, d.status) for d in diagnostics] == [("DEV002", "no-fix")]

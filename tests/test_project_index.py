@@ -96,9 +96,11 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(
         tmp_path,
         {
-            "train.py": b"from helpers import used\nused()\ncallback = 'by_string'\n",
+            # a call "commented out" in a quoted block names nothing; a short string does
+            "train.py": b'from helpers import used\nused()\ncallback = \'by_string\'\n"""\nquoted()\n"""\n',
             "helpers.py": b"def used(): pass\ndef dead(): pass\ndef by_string(): pass\ndef test_me(): pass\n"
-            b"def twin(): pass\ndef via_module(): pass\n",
+            b"def twin(): pass\ndef via_module(): pass\ndef quoted(): pass\n",
+            "test_helpers.py": b"def test_used(): pass\n",  # pytest runs it by its name
             "other.py": b"def twin(): pass\ntwin()\n",  # a copy that calls itself: helpers.twin stays unnamed
             "third.py": b"import helpers\ndef via_module(): pass\nhelpers.via_module()\n",  # through the module: alive
             "lib/setup.py": b"from setuptools import setup\nsetup(name='pkg')\n",
@@ -110,7 +112,8 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     )
     facts = ProjectFacts.from_files(files)
     assert facts.unreferenced == {
-        str(tmp_path / "helpers.py"): frozenset({"dead", "twin"}),
+        # `test_me` is no test: pytest collects `test_*.py` and `*_test.py` only
+        str(tmp_path / "helpers.py"): frozenset({"dead", "twin", "test_me", "quoted"}),
         str(tmp_path / "utils" / "misc.py"): frozenset({"sliced"}),
     }
 
@@ -146,9 +149,10 @@ def test_methods_of_a_plain_class_nothing_names_are_unreferenced(tmp_path):
     facts = ProjectFacts.from_files(files)
     # `torch.load` is a module's function and the comment is English: neither names `load`;
     # a string does; torch calls a module's methods by `nn.Module`'s names only, a subclass of
-    # a project module included; another framework's subclass may be called by name; tests run by name.
+    # a project module included; another framework's subclass may be called by name; a
+    # `test_*` method outside a file pytest collects is no test.
     assert facts.unreferenced == {
-        str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step", "Net.unused", "Sub.edit"})
+        str(tmp_path / "gan.py"): frozenset({"GAN.load", "Env.step", "Env.test_step", "Net.unused", "Sub.edit"})
     }
 
 

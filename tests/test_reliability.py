@@ -90,6 +90,17 @@ def test_bad_input_is_reported_skipped_and_the_run_goes_on(project, name):
     assert good.read_text() == FIXED  # the run went on
 
 
+def test_blank_lines_libcst_drops_at_the_end_of_a_file_are_kept(project):
+    """LibCST shrinks indented blank lines after a file's last statement (SincNet's
+    compute_d_vector.py ends so): the file is fixed, and its tail is written back as it was."""
+    tail = b"\n         \n    \n    \n\n\n\n"
+    script = write(project, "tail.py", BUGGY.encode() + tail)
+    result = run("apply", "tail.py")
+    assert result.exit_code == 0 and not error_lines(result)
+    assert script.read_bytes() == FIXED.encode() + tail
+    assert run("apply", "tail.py").exit_code == 0 and script.read_bytes() == FIXED.encode() + tail
+
+
 def test_bad_file_in_check_mode_exits_2_and_names_the_file(project):
     write(project, "bad.py", b"import torch\nprint 'x'\n")
     result = run("check", "bad.py")

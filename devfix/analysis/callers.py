@@ -22,6 +22,33 @@ from collections.abc import Iterable
 
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")  # a name, as the project's text scans read one
 COMMENT = re.compile(rb"#[^\r\n]*")
+# Comments and string literals, left to right (so that a quote inside a string or a comment
+# opens nothing): what `code_words` leaves out of the words it counts.
+_COMMENT_OR_STRING = re.compile(rb"#[^\r\n]*|('''|\"\"\")[\s\S]*?\1|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
+_LINE_OPENING = re.compile(rb"[ \t]*[rRbBuU]{0,2}\Z")
+
+
+def code_words(data: bytes) -> bytes:
+    """`data` without its comments and its line-opening triple-quoted strings: a docstring, or
+    code "commented out" by quoting it (a `test_model(...)` call left in a `\"\"\"` block after a
+    training loop). What a program looks up by name is a short string inside an expression
+    (`getattr(m, "train")`), never such a block, and it is kept."""
+    if b"'''" not in data and b'"""' not in data:
+        return COMMENT.sub(b"", data)
+
+    def drop(match: re.Match[bytes]) -> bytes:
+        text = match.group(0)
+        if text.startswith(b"#"):
+            return b""
+        if match.group(1) is not None:
+            line_start = data.rfind(b"\n", 0, match.start()) + 1
+            if _LINE_OPENING.match(data, line_start, match.start()):
+                return b""
+        return text
+
+    return _COMMENT_OR_STRING.sub(drop, data)
+
+
 _KEYWORD = re.compile(rb"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _STRING = re.compile(rb"'''.*?'''|\"\"\".*?\"\"\"|'[^'\n]*'|\"[^\"\n]*\"", re.DOTALL)
 

@@ -298,8 +298,20 @@ def _torch_function(frame: Frame, node: cst.Call, function: str, args: Args) -> 
         return HOST
     if function == "set_default_tensor_type" or function == "set_default_device":
         program.default_device_changed = True
+        if args and _names_cuda(args[0]):
+            program.gpu_only_calls.append(node)  # every factory after it asks CUDA: GPU code by design
         return HOST
     return _other_torch(frame, node, f"torch.{function}", args)
+
+
+def _names_cuda(arg: tuple[cst.Arg, Value]) -> bool:
+    """`"torch.cuda.FloatTensor"`, `torch.cuda.FloatTensor`, `"cuda"`, `"cuda:0"`: a default
+    tensor type or device only a GPU has (a choice, `... if cuda else ...`, is not)."""
+    syntax, value = arg
+    if value.qual in api.CUDA_TENSOR_TYPES:
+        return True
+    text = syntax.value.evaluated_value if isinstance(syntax.value, cst.SimpleString) else None
+    return isinstance(text, str) and (text.startswith("torch.cuda.") or text.split(":")[0] == "cuda")
 
 
 def _factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:

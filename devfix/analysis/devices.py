@@ -341,6 +341,8 @@ class Devices:
         scope = self.tree.function_scope_of(node)
         if scope.kind != "module" and scope.function is None:
             return None
+        if scope.function is not None and self._chooses_its_own_device(scope.function, node):
+            return None
         may_query = self._module_may_query_cuda()
         if scope.kind == "module" and not may_query:
             return None  # at import time, CUDA would be queried before the program picks its GPUs
@@ -363,6 +365,22 @@ class Devices:
             return None
         request = self._request(scope, code, node, rule)
         return DeviceChoice("device", request) if request is not None else None
+
+    def _chooses_its_own_device(self, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+        """The function binds a device of its own after `node` (`self.device =
+        torch.device("cuda:{}".format(gpuid[0]) if gpuid else "cpu")`, Dual-Path-RNN's
+        `Separation`): a second device declared above it would disagree with the author's, and
+        the author's does not exist yet where the fix is."""
+        data = self.tree.data
+        position = self.tree.order(node)
+        for call in data.within(data.calls, function):
+            callee = self.program.values.get(id(call.func))
+            if callee is None or callee.qual != "torch.device" or self.tree.order(call) < position:
+                continue
+            statement = self.tree.statement_of(call)
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+                return True
+        return False
 
     def _request(self, scope: Scope, code: str, node: cst.CSTNode, rule: str) -> DeclarationRequest | None:
         if id(scope) in self.requests:

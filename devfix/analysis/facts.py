@@ -31,7 +31,7 @@ from devfix.analysis.project import ProjectView
 from devfix.analysis.reach import never_runs
 from devfix.analysis.summarize import moves_items_for as summarize_moves_items_for
 from devfix.analysis.summarize import summarize
-from devfix.analysis.tree import Tree, imports_torch
+from devfix.analysis.tree import Tree, cuda_index, imports_torch
 from devfix.analysis.values import Kind, Place, Value, on_host_only
 
 
@@ -185,7 +185,7 @@ class FileFacts:
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "cuda" for c in self.tree.data.calls)
 
     def is_cuda_move(self, call: cst.Call) -> bool:
-        """`x.cuda()`, `x.cuda(0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself,
+        """`x.cuda()`, `x.cuda(0)`, `x.cuda(device=0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself,
         nor a project class's own `cuda()`); not `.cuda(args.gpu)` / `.cuda(rank)`, a device
         index chosen on purpose. `call` is a call of a `.cuda` attribute."""
         receiver = self.value(cst.ensure_type(call.func, cst.Attribute).value)
@@ -193,11 +193,12 @@ class FileFacts:
             return False
         if receiver is not None and self.program.defines_method(receiver, "cuda"):
             return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
+        index = cuda_index(call)
+        if index is not None and not isinstance(index.value, cst.Integer):
+            return False
         positional = [arg for arg in call.args if arg.keyword is None]
         keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-        if positional and not isinstance(positional[0].value, cst.Integer):
-            return False
-        return len(positional) <= 1 and keywords <= {"non_blocking", "memory_format"}
+        return len(positional) + ("device" in keywords) <= 1 and keywords <= {"device", "non_blocking", "memory_format"}
 
     @cached_property
     def uses_device(self) -> bool:

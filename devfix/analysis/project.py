@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from devfix.analysis.callers import COMMENT, WORD, Passed, passed_arguments
+from devfix.analysis.callers import COMMENT, WORD, Passed, code_words, passed_arguments
 from devfix.analysis.linking import Export, Linker, ModuleSummary
 from devfix.analysis.torch_api import GPU_ONLY_PACKAGES, NN_MODULE_METHODS
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
@@ -65,8 +65,12 @@ _TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:", re.
 _MODULE_BASES = frozenset({b"nn.Module", b"torch.nn.Module", b"Module"})
 # Files that make a folder an installable distribution: its packages are a library's API.
 _PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
-# Functions some tool runs by their name alone: pytest's tests and hooks, dunders.
-_RUN_BY_NAME = re.compile(r"^(test|pytest_|setup|teardown|__)")
+# Functions some tool runs by their name alone: pytest's hooks and set-ups, dunders; and, in
+# the files pytest collects (`test_*.py`, `*_test.py`), its tests. A `test_epoch()` of a
+# `train.py` is the project's own evaluation helper: only a call runs it (GraphRNN's train.py).
+_RUN_BY_NAME = re.compile(r"^(pytest_|setup|teardown|__)")
+_TEST_BY_NAME = re.compile(r"^test")
+_PYTEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
 # A file that reaches its functions by a name computed at run time: `fire.Fire()` makes each a
 # command, `globals()[name]`, `eval(...)`, `getattr(sys.modules[__name__], name)`.
 _DYNAMIC_LOOKUP = re.compile(
@@ -570,7 +574,7 @@ def unreferenced_functions(
     defined = script_functions(files, index) if defined is None else defined
     definitions: Counter[bytes] = Counter()
     for _path, data in files:
-        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", COMMENT.sub(b"", data)))
+        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", code_words(data)))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {path: methods for path, methods in _unused_class_methods(files, defined, index).items() if methods}
@@ -579,7 +583,7 @@ def unreferenced_functions(
     # (`torch.load`): for methods, neither counts.
     method_counts: Counter[bytes] = Counter()
     for _, data in files:
-        code = COMMENT.sub(b"", data)  # `# create_submission(model)`, a call commented out, is no use
+        code = code_words(data)  # `# create_submission(model)`, a call commented out, is no use
         written = [word for word in WORD.findall(code) if word in wanted]
         counts.update(written)
         method_counts.update(written)
@@ -587,8 +591,7 @@ def unreferenced_functions(
         if modules:
             method_counts.subtract(name for name in _module_attributes(code, modules) if name in wanted)
     own = {
-        path: _own_uses(COMMENT.sub(b"", data), {n for n in _TOP_DEF.findall(data) if n in wanted})
-        for path, data in files
+        path: _own_uses(code_words(data), {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files
     }
     everyone: Counter[bytes] = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
@@ -1012,8 +1015,13 @@ def script_functions(files: list[tuple[str, bytes]], index: ProjectIndex) -> dic
     for path, data in files:
         if path.endswith((".py", ".ipynb")) and not index.in_library(path) and not _looks_up_by_name(data):
             names = [(n.decode("ascii", "replace"), n) for n in _TOP_DEF.findall(data)] + _closed_methods(data, closed)
-            defined[path] = [(key, n) for key, n in names if not _RUN_BY_NAME.match(n.decode("ascii", "replace"))]
+            by_name = _RUN_BY_NAME.match if not _PYTEST_FILE.search(path) else _runs_as_a_test
+            defined[path] = [(key, n) for key, n in names if not by_name(n.decode("ascii", "replace"))]
     return defined
+
+
+def _runs_as_a_test(name: str) -> bool:
+    return bool(_RUN_BY_NAME.match(name) or _TEST_BY_NAME.match(name))
 
 
 def callers_pass(

@@ -17,7 +17,7 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree, reads_unbound_name
+from devfix.analysis.tree import Tree, cuda_index, reads_unbound_name
 
 
 def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
@@ -88,7 +88,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
         seen: set[int] = set()
         for call in [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]:
             owner = _scope_owner(tree, call)
-            if id(call) not in seen and _unconditional_in(tree, call, owner):
+            if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
         for owner, body in [
@@ -101,7 +101,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
         for info in program.functions.values():
             for site in {id(site): site for site in program.call_sites.get(id(info.node), [])}.values():
                 owner = _scope_owner(tree, site)
-                if owner is not info.node and _unconditional_in(tree, site, owner):
+                if owner is not info.node and _unconditional_in(tree, site, owner, program):
                     index.sites.setdefault(id(owner), []).append((site, info.node))
         _GPU_CALLS[program] = index
     return index
@@ -214,7 +214,7 @@ def _first_exit(tree: Tree, function: cst.FunctionDef) -> cst.CSTNode | None:
 
 
 def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
-    """`x.cuda(args.gpu)`, `x.cuda(rank)`, `torch.cuda.set_device(local_rank)`: a device index
+    """`x.cuda(args.gpu)`, `x.cuda(device=rank)`, `torch.cuda.set_device(local_rank)`: a device index
     chosen by the program, one GPU per process (DEV002 keeps it)."""
     func = call.func
     callee = program.values.get(id(func))
@@ -225,13 +225,15 @@ def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
     receiver = program.values.get(id(func.value))
     if receiver is not None and receiver.qual is not None:
         return False  # `torch.cuda` itself
-    positional = [arg for arg in call.args if arg.keyword is None]
-    return bool(positional) and not isinstance(positional[0].value, cst.Integer)
+    index = cuda_index(call)
+    return index is not None and not isinstance(index.value, cst.Integer)
 
 
-def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program: Program) -> bool:
     """`node` runs whenever `owner` (a function, or the module) runs: no condition, `try` or
-    nested scope between them (loops and `with` blocks run; so does `if __name__ == "__main__":`)."""
+    nested scope between them (loops and `with` blocks run; so does `if __name__ == "__main__":`,
+    and the body of a test that holds on a CPU-only machine, `if use_cuda:` after
+    `use_cuda = True`)."""
     child = node
     for ancestor in tree.ancestors(node):
         if ancestor is owner:
@@ -240,6 +242,7 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool
             isinstance(ancestor, cst.If)
             and child is not ancestor.test
             and not _is_main_check(ancestor.test)
+            and not (child is ancestor.body and cpu_truth(program, ancestor.test) is True)
             and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner))
         ):
             return False

@@ -364,3 +364,9 @@ def _starts(module: cst.Module) -> _Starts:
     state.text = "".join(state.tokens)
     state.line_ends = [match.end() for match in _NEWLINE.finditer(state.text)]
     return state
+
+
+def cuda_index(call: cst.Call) -> cst.Arg | None:
+    """The device index given to a `.cuda(...)` call: its first positional argument, or
+    `device=` (`x.cuda(0)`, `x.cuda(device=0)`, `x.cuda(args.gpu)`); None for `x.cuda()`."""
+    return next((arg for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None)
