@@ -41,6 +41,7 @@ else:
     from json.decoder import scanstring
 
 SUFFIX = ".ipynb"
+_NAMES_CUDA = re.compile(r"\bcuda\b")
 _CELL_MARK = re.compile(re.escape(CELL_MARK) + r"(\d+)\]\n")
 _MAGIC_MARK = re.compile(r"([ \t]*)pass  # \[devfix magic (\d+)\](\r\n|\r|\n)?")
 # IPython syntax that is a whole line: `%magic`, `!shell`, `?help`, `x = !cmd`, `x = %magic`.
@@ -108,6 +109,13 @@ class Notebook:
             for cell in self.cells
             if cell.skipped and cell.skipped.startswith("cannot parse")
         ]
+
+    def places_in_unparsed_cells(self) -> bool:
+        """A cell devfix cannot read names CUDA (DiscoGAN's Python 2 cell builds the models and
+        calls `.cuda()` on them): the notebook's placement is partly where no analysis sees it,
+        and whatever devfix does elsewhere, that cell runs as before, or not at all."""
+        unparsed = {number for number, _ in self.unparsed()}
+        return any(cell.number in unparsed and _NAMES_CUDA.search(cell.source) for cell in self.cells)
 
     def write(self, program: str) -> tuple[str, list[tuple[int, str, str]]]:
         """The file text with the edited `program`'s cells in it, and the cells that changed

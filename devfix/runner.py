@@ -86,8 +86,8 @@ def _notebook_result(read: FileResult, notebook: notebooks.Notebook, result: Fil
         uses=result.uses,
         cell_errors=notebook.unparsed(),
     )
-    if result.error is not None:
-        return out
+    if result.error is not None or notebook.places_in_unparsed_cells():
+        return out  # nothing is reported, nothing changed: the cell errors say why
     for diagnostic in result.diagnostics:
         cell, line = notebook.position(diagnostic.line)
         end_cell, end_line = notebook.position(diagnostic.end_line) if diagnostic.end_line else (cell, 0)

@@ -462,3 +462,15 @@ def test_a_move_shown_as_a_cells_last_line_is_looked_at_not_discarded():
     (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=False)
     assert result.error is None
     assert [(d.cell, d.line, d.code) for d in result.diagnostics] == [(5, 2, "DEV011")]
+
+
+def test_a_notebook_whose_unreadable_cell_places_models_is_left_alone(folder):
+    """DiscoGAN's notebook builds its models in a Python 2 cell and calls `.cuda()` on them
+    there: that cell runs as before whatever devfix rewrites, so the `.cuda()` of the other
+    cells is not rewritten either; the cell is reported."""
+    path = folder / "unreadable" / "python2_cell_places_models.ipynb"
+    before = path.read_bytes()
+    result = CliRunner().invoke(main, ["apply", "unreadable/python2_cell_places_models.ipynb"])
+    assert result.exit_code == 2 and path.read_bytes() == before
+    assert "python2_cell_places_models.ipynb:cell 2: error: cannot parse" in result.output
+    assert "DEV002" not in result.output
