@@ -12,6 +12,7 @@ MUST_FAIL = [
     ("fail_gpu_batch_cpu_model.py", "DEV003", []),
     ("fail_lstm_h0.py", "DEV007", []),
     ("fail_helper_of_forward_makes_cpu_tensor.py", "DEV007", []),
+    ("fail_from_numpy_in_forward.py", "DEV007", []),
     ("fail_tensor_attribute.py", "DEV012", []),
     ("fail_numpy_output.py", "DEV009", []),
     ("fail_pin_gpu_dataset.py", "DEV005", []),

@@ -335,6 +335,19 @@ def default(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     return out
 
 
+def from_numpy(original: Callable[[Any], torch.Tensor]) -> Callable[[Any], torch.Tensor]:
+    """`torch.from_numpy`, which no function mode sees (its argument is no tensor): the tensor
+    remembers where the user made it, as every other factory's does (DEV007 in a module's
+    method, DEV004 in a loop)."""
+
+    def made(array: Any) -> torch.Tensor:
+        out = original(array)
+        _note_origin("from_numpy", [out], [], sys._getframe(1))
+        return out
+
+    return made
+
+
 def _note_origin(name: str, fresh: list[torch.Tensor], ins: list[torch.Tensor], caller: FrameType) -> None:
     """Remember where the user created a CPU tensor (to pick DEV007/8/12), and where
     a module's __init__ created a device tensor (a plain attribute that DataParallel

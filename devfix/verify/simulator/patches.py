@@ -37,7 +37,7 @@ from devfix.verify.simulator.checks import (
     norm_device,
     touch_device,
 )
-from devfix.verify.simulator.modes import DispatchMode, FunctionMode, no_function_mode, pin_error
+from devfix.verify.simulator.modes import DispatchMode, FunctionMode, from_numpy, no_function_mode, pin_error
 from devfix.verify.simulator.state import State, Unsupported
 from devfix.verify.simulator.tags import (
     TAG,
@@ -468,6 +468,7 @@ def activate(state: State) -> Iterator[State]:
             _restore_location(torch.serialization.default_restore_location),
         )
         p.set(torch, "load", _load(torch.load))
+        p.set(torch, "from_numpy", from_numpy(torch.from_numpy))
         p.set(torch.serialization, "load", torch.load)
         p.set(_pin_module, "pin_memory", _pin_memory)
         # the RNN modules ask cuDNN about "cuda" weights; there is no cuDNN here
