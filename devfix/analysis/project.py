@@ -561,6 +561,9 @@ def _provides(folder: str, parts: list[str]) -> bool:
     return True
 
 
+_DEF_NAME = re.compile(rb"\bdef[ \t]+(\w+)")
+
+
 def unreferenced_functions(
     files: list[tuple[str, bytes]], index: ProjectIndex, defined: dict[str, list[tuple[str, bytes]]] | None = None
 ) -> dict[str, frozenset[str]]:
@@ -572,9 +575,11 @@ def unreferenced_functions(
     if len(files) < 2 and not any(path.endswith(".ipynb") for path, _ in files):
         return {}
     defined = script_functions(files, index) if defined is None else defined
+    # `# create_submission(model)`, a call commented out or quoted out, is no use
+    codes = [(path, data, code_words(data)) for path, data in files]
     definitions: Counter[bytes] = Counter()
-    for _path, data in files:
-        definitions.update(re.findall(rb"\bdef[ \t]+(\w+)", code_words(data)))
+    for _path, _data, code in codes:
+        definitions.update(_DEF_NAME.findall(code))
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {path: methods for path, methods in _unused_class_methods(files, defined, index).items() if methods}
@@ -582,17 +587,14 @@ def unreferenced_functions(
     # A method's name is common English ("# load dataset") and a module's function name
     # (`torch.load`): for methods, neither counts.
     method_counts: Counter[bytes] = Counter()
-    for _, data in files:
-        code = code_words(data)  # `# create_submission(model)`, a call commented out, is no use
+    for _path, _data, code in codes:
         written = [word for word in WORD.findall(code) if word in wanted]
         counts.update(written)
         method_counts.update(written)
         modules = _imported_modules(code) if written else None
         if modules:
             method_counts.subtract(name for name in _module_attributes(code, modules) if name in wanted)
-    own = {
-        path: _own_uses(code_words(data), {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data in files
-    }
+    own = {path: _own_uses(code, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data, code in codes}
     everyone: Counter[bytes] = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
         everyone.update(uses)
@@ -660,14 +662,15 @@ def _unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
-    if any(_imports_by_name(COMMENT.sub(b"", data)) for _, data in files):
+    codes = {path: COMMENT.sub(b"", data) for path, data in files}
+    if any(_imports_by_name(code) for code in codes.values()):
         return {}  # a module imported by a computed name may be any file's
     data_of = dict(files)
     written: dict[str, Counter[bytes]] = {}
     dynamic: dict[str, bool] = {}
     own_lookup: dict[str, bool] = {}
     for path, data in files:
-        code = COMMENT.sub(b"", data)
+        code = codes[path]
         written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
         # its own classes, by a computed name: `globals()[name]`, `eval(name)` (a `getattr(det, k)`
         # on an object reaches that object's attributes only)
@@ -816,14 +819,28 @@ def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
     imported = {
         word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)
     }
-    # the names alone, as whole words not after a dot (a regex per file: the file's other
-    # words are never looked at one by one)
-    wanted = re.compile(rb"(?<![\w.])(" + b"|".join(re.escape(name) for name in sorted(names)) + rb")(?!\w)")
-    for match in wanted.finditer(data):
-        name = match.group(1)
-        if name not in imported and not data[max(0, match.start() - 4) : match.start()].rstrip().endswith(b"def"):
-            uses[name] += 1
+    # the names alone, as whole words not after a dot, found by `bytes.find` (a file defines a
+    # few functions; a regex built per file cost more to compile than to run)
+    for name in names:
+        if name in imported:
+            continue
+        start = data.find(name)
+        while start != -1:
+            end = start + len(name)
+            if (
+                (start == 0 or not _continues_name(data[start - 1]))
+                and (end == len(data) or not _continues_name(data[end], dot=False))
+                and not data[max(0, start - 4) : start].rstrip().endswith(b"def")
+            ):
+                uses[name] += 1
+            start = data.find(name, end)
     return uses
+
+
+def _continues_name(byte: int, dot: bool = True) -> bool:
+    """The byte continues a name (an ASCII letter, digit or `_`, as `\\w` of a bytes pattern), or,
+    with `dot`, is a `.`."""
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or (dot and byte == 46)
 
 
 def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, frozenset[str]]]:
