@@ -8,6 +8,7 @@ import libcst as cst
 
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.scopes import Scope
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace
@@ -78,6 +79,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # the file's own save of that path writes CPU tensors: they load anywhere
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
+        if _read_only_for_items(facts, call):
+            return None  # a corpus or vocabulary file: nothing shows a tensor in it
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         moved_after = _moved_after(facts, call)
@@ -219,6 +222,89 @@ def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
         return parent.targets[0].target.value
     return None
+
+
+_ITEM_READS = frozenset({"get", "keys", "items", "values"})
+
+
+def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
+    """`data = torch.load(args.data)`, and every later use of `data` in its scope reads an
+    item (`data["train"]["src"]`, `data.get("dict")`, `data.keys()`): a file of lists and
+    dictionaries, a processed corpus (torch-light's `corpus.py` writes one with `torch.save`).
+    Nothing shows a tensor in it, let alone a GPU one: no evidence of a bug (a checkpoint
+    feeds `load_state_dict`, is moved, called or handed on whole)."""
+    name = _target_name(facts, call)
+    if name is None:
+        return False
+    tree = facts.tree
+    scope = tree.function_scope_of(call)
+    start = tree.order(call)
+    # up to the name's next binding in the scope (`for data, label in loader:` further down)
+    end = min((b.order for b in scope.bindings.get(name, ()) if b.order > start), default=None)
+    owner = scope.node if scope.kind != "module" else tree.module
+    uses = _Uses(name)
+    owner.visit(uses)
+    reads = [
+        node
+        for node in uses.found
+        if tree.order(node) > start
+        and (end is None or tree.order(node) < end)
+        and not _bound_elsewhere(tree, node, scope, name)
+    ]
+    return bool(reads) and all(_reads_an_item(tree, node) for node in reads)
+
+
+def _bound_elsewhere(tree: Tree, node: cst.Name, scope: Scope, name: str) -> bool:
+    """`node` is in a function of the scope that binds `name` itself: another value."""
+    inner = tree.function_scope_of(node)
+    return inner is not scope and name in inner.bindings
+
+
+def _reads_an_item(tree: Tree, name: cst.Name) -> bool:
+    """`name[...]` or `name.get(...)`, and the item feeds no `load_state_dict` or `copy_`
+    (`model.load_state_dict(ckpt["model"])` reads a checkpoint's weights)."""
+    parent = tree.parent(name)
+    item: cst.CSTNode | None
+    if isinstance(parent, cst.Subscript) and parent.value is name:
+        item = parent
+    elif (
+        isinstance(parent, cst.Attribute)
+        and parent.value is name
+        and parent.attr.value in _ITEM_READS
+        and isinstance(tree.parent(parent), cst.Call)
+    ):
+        item = tree.parent(parent)
+    else:
+        return False
+    while item is not None and isinstance(tree.parent(item), cst.Subscript):
+        item = tree.parent(item)
+    arg = tree.parent(item) if item is not None else None
+    call = tree.parent(arg) if isinstance(arg, cst.Arg) else None
+    return not (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in ("load_state_dict", "copy_")
+    )
+
+
+class _Uses(cst.CSTVisitor):
+    """The `Name` nodes of one name, in a scope and the scopes it holds."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `pred.data`: the attribute's own name is no use of `data`
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # `f(data=x)`: neither is the keyword
+        return False
 
 
 def _feeds_load_state_dict(facts: FileFacts, call: cst.Call) -> bool:
