@@ -32,7 +32,10 @@ saved from. devfix uses the device variable in reach (`map_location=device`); wi
 own tensors wherever they are) or is moved by the program itself afterwards, and a report
 without a fix elsewhere (a new device could disagree with the script's own `--cuda` option). It only reports
 programs that put something on a device: a script that runs everything on the CPU saves and
-loads CPU checkpoints. `weights_only=` is kept.
+loads CPU checkpoints. A file whose contents are only read for their items, none of which
+feeds `load_state_dict` (`data = torch.load(args.data)`, then `data["train"]["src"]`: a
+processed corpus of lists and dictionaries), shows no tensor at all and is left alone.
+`weights_only=` is kept.
 """
     example = """
 model.load_state_dict(torch.load("checkpoint.pt", weights_only=True))
