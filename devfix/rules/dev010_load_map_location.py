@@ -227,12 +227,10 @@ def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
     return None
 
 
-_ITEM_READS = frozenset({"get", "keys", "items", "values"})
-
-
 def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     """`data = torch.load(args.data)`, and every later use of `data` in its scope reads an
-    item (`data["train"]["src"]`, `data.get("dict")`, `data.keys()`): a file of lists and
+    item for a setting or a data pipeline (`args.max_len = data["max_len"]`,
+    `DataLoader(data["train"]["src"], ...)`, `data.get("dict")`): a file of lists and
     dictionaries, a processed corpus (torch-light's `corpus.py` writes one with `torch.save`).
     Nothing shows a tensor in it, let alone a GPU one: no evidence of a bug (a checkpoint
     feeds `load_state_dict`, is moved, called or handed on whole)."""
@@ -242,8 +240,12 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     tree = facts.tree
     scope = tree.function_scope_of(call)
     start = tree.order(call)
-    # up to the name's next binding in the scope (`for data, label in loader:` further down)
-    end = min((b.order for b in scope.bindings.get(name, ()) if b.order > start), default=None)
+    # up to the name's next binding in the scope (`for data, label in loader:` further down),
+    # not counting one in the other branch of an `if` (`else: network_data = None`)
+    end = min(
+        (b.order for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, call, b.node)),
+        default=None,
+    )
     owner = scope.node if scope.kind != "module" else tree.module
     uses = _Uses(name)
     owner.visit(uses)
@@ -254,7 +256,15 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
         and (end is None or tree.order(node) < end)
         and not _bound_elsewhere(tree, node, scope, name)
     ]
-    return bool(reads) and all(_reads_an_item(tree, node) for node in reads)
+    return bool(reads) and all(_reads_an_item(facts, node) for node in reads)
+
+
+def _other_branch(tree: Tree, call: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """`other` is in the `else` (or `elif`) of an `if` whose body holds `call`."""
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, cst.If) and tree.is_inside(call, ancestor.body):
+            return ancestor.orelse is not None and tree.is_inside(other, ancestor.orelse)
+    return False
 
 
 def _bound_elsewhere(tree: Tree, node: cst.Name, scope: Scope, name: str) -> bool:
@@ -263,9 +273,13 @@ def _bound_elsewhere(tree: Tree, node: cst.Name, scope: Scope, name: str) -> boo
     return inner is not scope and name in inner.bindings
 
 
-def _reads_an_item(tree: Tree, name: cst.Name) -> bool:
-    """`name[...]` or `name.get(...)`, and the item feeds no `load_state_dict` or `copy_`
-    (`model.load_state_dict(ckpt["model"])` reads a checkpoint's weights)."""
+def _reads_an_item(facts: FileFacts, name: cst.Name) -> bool:
+    """`name[...]` or `name.get(...)`, and the item only settles a setting (`args.max_len =
+    data["max_len"]`), is copied into a dictionary, or is handed to a call that is given no
+    model (`DataLoader(data["train"]["src"], ...)`). Not an item bound to a name (`net = ckpt["net"]`), iterated
+    (`ckpt["model"].items()`, a state dict's weights) or handed to a call together with a
+    model (`load_pretrained(net, ckpt["net"])`, `net.load_state_dict(ckpt["model"])`)."""
+    tree = facts.tree
     parent = tree.parent(name)
     item: cst.CSTNode | None
     if isinstance(parent, cst.Subscript) and parent.value is name:
@@ -273,7 +287,7 @@ def _reads_an_item(tree: Tree, name: cst.Name) -> bool:
     elif (
         isinstance(parent, cst.Attribute)
         and parent.value is name
-        and parent.attr.value in _ITEM_READS
+        and parent.attr.value == "get"
         and isinstance(tree.parent(parent), cst.Call)
     ):
         item = tree.parent(parent)
@@ -281,13 +295,21 @@ def _reads_an_item(tree: Tree, name: cst.Name) -> bool:
         return False
     while item is not None and isinstance(tree.parent(item), cst.Subscript):
         item = tree.parent(item)
-    arg = tree.parent(item) if item is not None else None
-    call = tree.parent(arg) if isinstance(arg, cst.Arg) else None
-    return not (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value in ("load_state_dict", "copy_")
-    )
+    holder = tree.parent(item) if item is not None else None
+    if isinstance(holder, cst.Assign):
+        return holder.value is item and all(isinstance(t.target, cst.Attribute) for t in holder.targets)
+    if isinstance(holder, cst.DictElement) and holder.value is item:
+        return True  # copied into the run's own record (`{"word_dict": data["dict"]["word"]}`)
+    call = tree.parent(holder) if isinstance(holder, cst.Arg) else None
+    if not isinstance(call, cst.Call):
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("load_state_dict", "copy_"):
+        return False
+    return not any(_is_module(facts.value(arg.value)) for arg in call.args if arg is not holder)
+
+
+def _is_module(value: Value | None) -> bool:
+    return value is not None and value.kind is Kind.MODULE
 
 
 class _Uses(cst.CSTVisitor):
