@@ -93,12 +93,21 @@ MODULE_GLOBALS = frozenset(
 )  # a script exported from a notebook runs under IPython
 
 
-class _Loads(cst.CSTVisitor):
-    """The plain names an expression reads when it is evaluated right away (not inside a
-    lambda or a comprehension, not attribute names or keywords)."""
+def read_names(node: cst.CSTNode, *, deferred: bool = False) -> list[cst.Name]:
+    """The plain `Name` nodes under `node`, attribute names and keywords left out (`pred.data`,
+    `f(data=x)` name no `data`). Without `deferred`, only what evaluating it right away reads:
+    not inside a lambda or a comprehension."""
+    visitor = _Loads(deferred)
+    node.visit(visitor)
+    return visitor.names
 
-    def __init__(self) -> None:
+
+class _Loads(cst.CSTVisitor):
+    """read_names' walk."""
+
+    def __init__(self, deferred: bool = False) -> None:
         self.names: list[cst.Name] = []
+        self.deferred = deferred
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node)
@@ -112,10 +121,10 @@ class _Loads(cst.CSTVisitor):
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+        return self.deferred
 
     def visit_ListComp(self, node: cst.BaseComp) -> bool:
-        return False
+        return self.deferred
 
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
@@ -138,9 +147,7 @@ def first_failure(
                 return statement
             if data.star_imports or not isinstance(small, (cst.Expr, cst.Assign)):
                 continue
-            visitor = _Loads()
-            small.value.visit(visitor)
-            if any(_unbound(name.value, order, bindings, data) for name in visitor.names):
+            if any(_unbound(name.value, order, bindings, data) for name in read_names(small.value)):
                 return statement
     return None
 
@@ -159,10 +166,7 @@ def reads_unbound_name(expressions: Iterable[cst.CSTNode], scope: Scope, data: C
     every machine. False when unsure (a star import or `global` could bind anything)."""
     if data.star_imports:
         return False
-    visitor = _Loads()
-    for expression in expressions:
-        expression.visit(visitor)
-    for name in visitor.names:
+    for name in (name for expression in expressions for name in read_names(expression)):
         text = name.value
         if text in MODULE_GLOBALS or hasattr(builtins, text) or text in data.globals:
             continue

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -247,12 +247,11 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
         default=None,
     )
     owner = scope.node if scope.kind != "module" else tree.module
-    uses = _Uses(name)
-    owner.visit(uses)
     reads = [
         node
-        for node in uses.found
-        if tree.order(node) > start
+        for node in read_names(owner, deferred=True)
+        if node.value == name
+        and tree.order(node) > start
         and (end is None or tree.order(node) < end)
         and not _bound_elsewhere(tree, node, scope, name)
     ]
@@ -310,26 +309,6 @@ def _reads_an_item(facts: FileFacts, name: cst.Name) -> bool:
 
 def _is_module(value: Value | None) -> bool:
     return value is not None and value.kind is Kind.MODULE
-
-
-class _Uses(cst.CSTVisitor):
-    """The `Name` nodes of one name, in a scope and the scopes it holds."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found: list[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
-            self.found.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `pred.data`: the attribute's own name is no use of `data`
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # `f(data=x)`: neither is the keyword
-        return False
 
 
 def _feeds_load_state_dict(facts: FileFacts, call: cst.Call) -> bool:
