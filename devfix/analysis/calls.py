@@ -307,11 +307,11 @@ def _torch_function(frame: Frame, node: cst.Call, function: str, args: Args) -> 
 def _names_cuda(arg: tuple[cst.Arg, Value]) -> bool:
     """`"torch.cuda.FloatTensor"`, `torch.cuda.FloatTensor`, `"cuda"`, `"cuda:0"`: a default
     tensor type or device only a GPU has (a choice, `... if cuda else ...`, is not)."""
-    syntax, value = arg
+    _, value = arg
     if value.qual in api.CUDA_TENSOR_TYPES:
         return True
-    text = syntax.value.evaluated_value if isinstance(syntax.value, cst.SimpleString) else None
-    return isinstance(text, str) and (text.startswith("torch.cuda.") or text.split(":")[0] == "cuda")
+    text = value.text  # the string constant, as the flow read it
+    return text is not None and (text in api.CUDA_TENSOR_TYPES or text.split(":")[0] == "cuda")
 
 
 def _factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
