@@ -179,3 +179,25 @@ def test_no_second_device_is_declared_above_the_one_a_function_chooses_itself():
     new, diagnostics = fix_code(source, Config())
     assert new == source
     assert [(d.code, d.status) for d in diagnostics] == [("DEV002", "no-fix")]
+
+
+def test_a_flag_named_for_not_using_the_gpu_is_false_where_there_is_one():
+    """`--unuse_cuda` (torch-light), `--no-cuda`, `--disable_gpu`: the user's "stay on the CPU",
+    not given where a GPU is meant to be used (as `--no-cuda` is read), given where there is
+    none. Read as a "use the GPU" switch, `not args.unuse_cuda` made the program's GPU code dead."""
+    code = (
+        "import argparse\nimport torch\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--unuse_cuda', action='store_true')\nargs = parser.parse_args()\n"
+        "use_cuda = torch.cuda.is_available() and not args.unuse_cuda\n"
+    )
+    use_cuda = bound(facts_of(code), "use_cuda")
+    assert (use_cuda.truth, use_cuda.cpu, use_cuda.flag) == (True, False, "choice")
+
+
+def test_only_names_that_negate_the_accelerator_are_negative_flags():
+    from devfix.analysis.torch_api import is_negative_flag
+
+    negative = ["no_cuda", "nocuda", "unuse_cuda", "not_use_gpu", "disable_gpus", "cpu_only", "use_cpu", "cpu"]
+    positive = ["use_cuda", "cuda", "gpu_ids", "with_gpu", "enable_cuda", "num_gpus", "gnu_cuda"]
+    assert [name for name in negative if not is_negative_flag(name)] == []
+    assert [name for name in positive if is_negative_flag(name)] == []

@@ -162,13 +162,17 @@ CUDA_FLAG_NAME = re.compile(
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
-# Names of flags that say "do not use the GPU" (`--no-cuda`, `cfg.cpu_only`): true where there is none.
-NEGATIVE_FLAG_WORDS = ("no_cuda", "nocuda", "no_gpu", "disable_cuda", "cpu_only", "use_cpu", "disable_gpu")
+# Names of flags that say "do not use the GPU" (`--no-cuda`, `--unuse_cuda`, `cfg.cpu_only`):
+# true where there is none. A negating word, then optionally "use", then the accelerator.
+NEGATIVE_FLAG_NAME = re.compile(
+    r"(?:^|_)(?:no|not|non|un|dont|do_not|disable|disabled|without|skip|ignore)_?(?:use_?)?(?:cuda|gpus?)(?:$|_)"
+    r"|cpu_?only|only_?cpu|use_?cpu|force_?cpu|^cpu$",
+    re.IGNORECASE,
+)
 
 
 def is_negative_flag(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in NEGATIVE_FLAG_WORDS) or lowered == "cpu"
+    return NEGATIVE_FLAG_NAME.search(name) is not None
 
 
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
