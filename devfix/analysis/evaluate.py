@@ -235,7 +235,8 @@ class Frame:
             return self.place_of(self.env[name])
         if self.scope.kind != "module" and name in self.scope.bindings:
             return UNKNOWN  # a local not bound yet on this path
-        return self.place_of(self.program.global_value(name, self.scope))
+        seen = self.function.call_globals if self.function is not None else None
+        return self.place_of(self.program.global_value(name, self.scope, seen))
 
     def bind(self, target: cst.BaseExpression, value: Value, binder: cst.CSTNode) -> None:
         """Assign `value` to an assignment/loop target, destructuring tuples and lists."""

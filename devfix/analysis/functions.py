@@ -39,6 +39,10 @@ class FunctionInfo:
     pending: dict[str, Value] = field(default_factory=dict)  # call sites of this pass
     calls: int = 0
     pending_calls: int = 0
+    # the module's names at this pass's calls from the module's own code, joined (None: no such
+    # call yet); `call_globals`: those of the calls the evaluation may rely on (see program.py)
+    pending_globals: dict[str, Value] | None = None
+    call_globals: dict[str, Value] | None = None
     returns: Value | None = None
     param_moves: dict[str, Slot] = field(default_factory=dict)  # module parameters moved in place, with the evidence
     module_inputs: set[str] = field(default_factory=set)  # module world: parameters shown to meet the weights
@@ -154,6 +158,8 @@ class FunctionFlow(FlowState):
                     continue
                 info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
             info.pending_calls += 1
+            if frame.function is None and frame.scope.kind == "module":
+                info.pending_globals = _joined_names(info.pending_globals, frame.env)
         for index, (arg, value) in enumerate(args):
             name = calls.parameter_name(arg, index, names)
             if value.kind is Kind.MODULE and name in info.param_moves:
@@ -220,3 +226,11 @@ class FunctionFlow(FlowState):
                 value, origins=frozenset({Origin("host", call, loop=frame.loops[-1] if frame.loops else None)})
             )
         return value
+
+
+def _joined_names(seen: dict[str, Value] | None, env: dict[str, Value]) -> dict[str, Value]:
+    """The module's names as every call so far saw them: a name some call did not see bound is
+    left to the module's final value."""
+    if seen is None:
+        return dict(env)
+    return {name: join(value, env[name]) for name, value in seen.items() if name in env}

@@ -26,14 +26,16 @@ if TYPE_CHECKING:
 class NameFlow(FlowState):
     """Name resolution for the flow of one file (a mixin of Program)."""
 
-    def global_value(self, name: str, scope: Scope) -> Value:
-        """A name not bound in the evaluated scope: an enclosing function's, a module global,
-        an import, a builtin."""
+    def global_value(self, name: str, scope: Scope, seen: dict[str, Value] | None = None) -> Value:
+        """A name not bound in the evaluated scope: an enclosing function's, a module global
+        (as the function's calls saw it, `seen`, where known), an import, a builtin."""
         current: Scope | None = scope.visible_parent()
         while current is not None and current.kind != "module":
             if name in current.bindings:
                 return self._binding_value(current, name)
             current = current.visible_parent()
+        if seen is not None and name in seen:
+            return seen[name]
         if name in self.module_env:
             return self.module_env[name]
         if name in self.data.module_scope.bindings:

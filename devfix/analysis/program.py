@@ -447,6 +447,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             for info in self.functions.values():
                 info.pending = {}
                 info.pending_calls = 0
+                info.pending_globals = None
             for klass in self.classes.values():
                 klass.writes = {}
             module_frame = Frame(self, self.module, self.data.module_scope)
@@ -524,6 +525,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             # every caller ran already in this pass: what they passed now, not one pass later
             info.args = dict(info.pending)
             info.calls = info.pending_calls
+        # called only from the module's own code, which ran already: its globals are what those
+        # calls saw (a model rebound to a fresh CPU one after `train()` is not the one it trained)
+        only_module = self._static_callers().get(id(info.node)) == {None}
+        info.call_globals = info.pending_globals if only_module and self._callers_done(info) else None
         env: dict[str, Value] = {}
         heap = dict(self.module_heap)
         for obj, slots in self.heap_writes.items():
@@ -605,6 +610,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                     continue
                 owner = self.owner_function(call)
                 for target in by_name[name]:
+                    if isinstance(func, cst.Attribute) and target.klass is None:
+                        continue  # `net.train()` is a method of something, never the file's `train`
                     callers.setdefault(id(target.node), set()).add(id(owner.node) if owner is not None else None)
             self._callers_memo = callers
         return self._callers_memo
