@@ -16,7 +16,7 @@ from devfix.analysis.functions import FunctionInfo
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
 from devfix.analysis.program import Program
 from devfix.analysis.reach import needs_gpu_when_called
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 
 
@@ -40,7 +40,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
         return FunctionSummary(
             ref,
             _params(info),
-            _result(program, info),
+            _result(tree, program, info),
             program.path,
             _keeps(program, info),
             program.device_params(info),
@@ -85,11 +85,13 @@ def _params(info: FunctionInfo) -> tuple[str, ...]:
     return names[1:] if info.self_name is not None and names and names[0] == info.self_name else names
 
 
-def _result(program: Program, info: FunctionInfo) -> Value | None:
+def _result(tree: Tree, program: Program, info: FunctionInfo) -> Value | None:
     """What the function returns, for a caller in another file."""
     returns = info.returns
     if returns is None:
         return None
+    if returns.place is Place.DEVICE and _chosen_by_caller(tree, program, info, returns):
+        return UNKNOWN  # `if is_cuda: z = z.cuda()`: the caller's argument decides
     if (
         returns.place is Place.CPU
         and returns.origins
@@ -97,6 +99,30 @@ def _result(program: Program, info: FunctionInfo) -> Value | None:
     ):
         return UNKNOWN  # it came in through a parameter: the caller's value, not the function's
     return exported(returns, returned=True)
+
+
+def _chosen_by_caller(tree: Tree, program: Program, info: FunctionInfo, returns: Value) -> bool:
+    """A result moved to the device under a GPU switch that is one of the function's own
+    parameters (`def gen_z(n, is_cuda): ... if is_cuda: z = z.cuda()`): where it lives is each
+    caller's choice (`gen_z(64, False)` is on the CPU), which the function's own flow, evaluated
+    with the switch on, cannot say."""
+    params = set(_params(info))
+    for origin in returns.origins:
+        if origin.kind != "move":
+            continue
+        for ancestor in tree.ancestors(origin.node):
+            if ancestor is info.node:
+                break
+            if not isinstance(ancestor, (cst.If, cst.IfExp)):
+                continue
+            tested = program.values.get(id(ancestor.test))
+            if (
+                tested is not None
+                and tested.flag == "choice"
+                and any(n.value in params for n in read_names(ancestor.test))
+            ):
+                return True
+    return False
 
 
 def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
@@ -181,7 +207,7 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
             _params(info),
             frozenset(info.module_inputs),
             frozenset(info.moves_params | info.host_params),
-            None if relative else _result(program, info),
+            None if relative else _result(tree, program, info),
             relative,
             program.device_params(info),
             program.cuda_defaults(info),
