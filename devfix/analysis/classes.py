@@ -278,8 +278,10 @@ def _method_of(summary: ClassSummary, name: str) -> FunctionSummary | None:
 
 def _hands_tensors(args: Args) -> bool:
     """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
-    module's own (a loss's `weight=`), so the module is not taken for one without tensors."""
-    return any(value.kind is Kind.TENSOR for _, value in args)
+    module's own (a loss's `weight=`), so the module is not taken for one without tensors.
+    One handed tensors already on the device (`StyleLoss(gram(features))` of a moved network's
+    output) holds them there: moving it changes nothing."""
+    return any(value.kind is Kind.TENSOR and value.place is not Place.DEVICE for _, value in args)
 
 
 class ClassFlow(FlowState):
