@@ -3,7 +3,9 @@
 A case is fixed as `devfix apply` fixes a folder (the files analysed together, imports
 linked). Checked for every case: the diff over all its files and the findings (one
 snapshot a reviewer reads), that a second run changes nothing, and, for the files marked
-`# devfix: entry`, that the fixed project passes `devfix verify` while the input fails it.
+`# devfix: entry`, that the fixed project passes `devfix verify` while the input fails it (or,
+a hard-coded CUDA the simulated GPU runs, dies when run plainly on this CPU-only machine and
+runs once fixed).
 Folders named `ok_*` are correct projects: nothing reported, every byte kept.
 """
 
@@ -94,10 +96,14 @@ def test_project_entry_passes_verify_after_the_fix_and_fails_before(project, scr
     entries = _entries(project)
     assert entries, "mark the entry script(s) with `# devfix: entry` on the first line"
     results = _run(project)
+    dies_on_cpu = []
     if not project.name.startswith("ok_"):
         before = {e.name: _verify(script_runner, e) for e in entries}
         failing = {name: report for name, report in before.items() if report[0] != 0}
-        assert failing, "the input project runs cleanly on the simulated GPU: not a bug"
+        if not failing:
+            # a hard-coded CUDA runs on the simulated GPU: the bug is the crash without one
+            dies_on_cpu = [e for e in entries if script_runner.run([e], cwd=e.parent)[0] != 0]
+        assert failing or dies_on_cpu, "the input project runs cleanly on the simulated GPU and on the CPU: not a bug"
         reported = {d.code for r in results for d in r.diagnostics}
         for name, (_, verdict, output, rule) in failing.items():
             # verify's hint names the rule that fixes what it met, and devfix reported that rule
@@ -108,3 +114,6 @@ def test_project_entry_passes_verify_after_the_fix_and_fails_before(project, scr
             continue  # needs what no test machine has (a compiled CUDA kernel): its snapshot says it is unchanged
         code, verdict, output, _ = _verify(script_runner, entry)
         assert code == 0 and verdict == "ok", output[-3000:]
+    for entry in dies_on_cpu:
+        code, output = script_runner.run([entry], cwd=entry.parent)
+        assert code == 0, output[-3000:]

@@ -369,6 +369,12 @@ class ClassFlow(FlowState):
     def instantiate_linked(self, frame: Frame, node: cst.Call, cls: ClassInfo, args: Args) -> Value:
         summary = cls.linked
         assert summary is not None
+        init = summary.method("__init__")
+        if init is not None:
+            # `DataLoader(..., cuda=True)` of a class whose methods test `self.cuda` around `.cuda()`
+            self.note_gpu_argument(
+                node, args, init.params, init.device_params, init.cuda_defaults, init.needs_gpu, method=True
+            )
         if summary.kind == "other" and not (summary.framework or summary.opaque):
             # a plain class of another file (a `Trainer`): its file sees what is passed here
             self.note_linked_call(_method_of(summary, "__init__"), args)

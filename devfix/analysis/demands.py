@@ -38,37 +38,79 @@ def cuda_default_params(data: Collected, function: cst.FunctionDef) -> frozenset
     if not params:
         return frozenset()
     found = set()
-    start, end = data.order.get(id(function), -1), data.end_order.get(id(function), -1)
-    for call in data.calls:
-        func = call.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "cuda"
-            and start < data.order.get(id(call), -2) <= end
-        ):
-            guard = _guarding_name(data, call, function)
-            if guard in params:
-                found.add(guard)
+    for call in _cuda_calls(data, function):
+        guard = _guarding_name(data, call, function)
+        if guard in params:
+            found.add(guard)
+    owner = data.parent.get(id(function))
+    klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
+    if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
+        found |= _kept_switches(data, function, klass, params)
     return frozenset(found)
+
+
+def _cuda_calls(data: Collected, owner: cst.CSTNode) -> list[cst.Call]:
+    return [
+        call
+        for call in data.within(data.calls, owner)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
+    ]
+
+
+def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, params: set[str]) -> set[str]:
+    """A constructor's parameters kept as a switch (`self.cuda = cuda`) that another method
+    tests around its `.cuda()` (`if self.cuda: story = story.cuda()`, a hand-written batch
+    iterator's): building the object with the default asks for a GPU."""
+    kept = {}
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Attribute)
+                and isinstance(small.value, cst.Name)
+                and small.value.value in params
+            ):
+                kept[small.targets[0].target.attr.value] = small.value.value
+    if not kept:
+        return set()
+    found = set()
+    for call in _cuda_calls(data, klass):
+        test = _guarding_test(data, call, klass)
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.attr.value in kept:
+            found.add(kept[test.attr.value])
+    return found
 
 
 def _guarding_name(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> str | None:
     """The name tested by the nearest `if` whose body holds `node`, inside `function` and in
     its own scope (a nested function's `if cuda:` tests its own parameter)."""
+    test = _guarding_test(data, node, function)
+    return test.value if isinstance(test, cst.Name) else None
+
+
+def _guarding_test(data: Collected, node: cst.CSTNode, owner: cst.CSTNode) -> cst.BaseExpression | None:
+    """The test of the nearest `if` whose body holds `node`, inside `owner`: in the function's
+    own scope, or (`owner` a class) in any of its methods and their nested functions."""
     guard, decided = None, False
     child = node
     parent = data.parent.get(id(node))
-    while parent is not None and parent is not function:
-        if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+    while parent is not None and parent is not owner:
+        if isinstance(parent, (cst.Lambda, cst.ClassDef)) or (
+            isinstance(parent, cst.FunctionDef) and not isinstance(owner, cst.ClassDef)
+        ):
             return None
         if isinstance(parent, cst.If) and decided and child is parent.orelse:
             return None  # an `elif cuda:` runs only when the branches before it do not
         if isinstance(parent, cst.If) and child is not parent.test and not decided:
             decided = True  # the `else` side, or a condition that is more than the flag: no guard
-            if child is parent.body and isinstance(parent.test, cst.Name):
-                guard = parent.test.value
+            if child is parent.body:
+                guard = parent.test
         child, parent = parent, data.parent.get(id(parent))
-    return guard if parent is function else None
+    return guard if parent is owner else None
 
 
 Args = Sequence[tuple[cst.Arg, object]]

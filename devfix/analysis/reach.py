@@ -64,7 +64,57 @@ def runs_without_gpu(
             if _built_only_on_a_gpu(tree, program, ancestor, node):
                 return False  # `__init__` calls `torch.cuda.set_device(self.gpus[0])`: no instance without one
         child = ancestor
+    top = _top_statement(tree, node)
+    if isinstance(top, (cst.ClassDef, cst.FunctionDef)) and top.name.value in program.named_elsewhere:
+        # a definition other files import: they do not run this file's `__main__` self-test
+        return not _needs_gpu_on_import(tree, program)
+    if isinstance(top, cst.ClassDef) and _gpu_test_case(tree, program, top):
+        return False
     return not needs_gpu(tree, program, tree.module)
+
+
+def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
+    """A `unittest.TestCase` of a file whose `__main__` block stops without a GPU before it runs
+    the tests (`assert torch.cuda.is_available(), 'NMS module requires CUDA support'` then
+    `unittest.main()`): the tests of a CUDA kernel, GPU code by design."""
+    if not any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases):
+        return False
+    for statement in tree.module.body:
+        if isinstance(statement, cst.If) and _is_main_check(statement.test):
+            block = statement.body
+            return bool(getattr(block, "body", ())) and _exits_before(tree, program, block, block.body[-1])
+    return False
+
+
+def _top_statement(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The module-level statement that holds `node`."""
+    child: cst.CSTNode = node
+    for ancestor in tree.ancestors(node):
+        if ancestor is tree.module:
+            return child
+        child = ancestor
+    return None
+
+
+def _needs_gpu_on_import(tree: Tree, program: Program) -> bool:
+    """`needs_gpu` of the module's code as an import runs it: without its `if __name__ ==
+    "__main__":` blocks."""
+    if program.imports_cuda_extension:
+        return True
+    index = _gpu_calls(tree, program)
+    module = id(tree.module)
+    if any(not _in_main_block(tree, call) for call in index.direct.get(module, ())):
+        return True
+    return any(
+        needs_gpu_when_called(tree, program, callee)
+        for site, callee in index.sites.get(module, ())
+        if not _in_main_block(tree, site)
+    )
+
+
+def _in_main_block(tree: Tree, node: cst.CSTNode) -> bool:
+    top = _top_statement(tree, node)
+    return isinstance(top, cst.If) and _is_main_check(top.test)
 
 
 _NEEDS_GPU: weakref.WeakKeyDictionary[Program, dict[tuple[str, int], bool]] = weakref.WeakKeyDictionary()
