@@ -31,7 +31,7 @@ from devfix.analysis.project import ProjectView
 from devfix.analysis.reach import never_runs
 from devfix.analysis.summarize import moves_items_for as summarize_moves_items_for
 from devfix.analysis.summarize import summarize
-from devfix.analysis.tree import Tree, cuda_index, imports_torch
+from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, imports_torch
 from devfix.analysis.values import Kind, Place, Value, on_host_only
 
 
@@ -187,14 +187,14 @@ class FileFacts:
     def is_cuda_move(self, call: cst.Call) -> bool:
         """`x.cuda()`, `x.cuda(0)`, `x.cuda(device=0)`, `x.cuda(non_blocking=True)` on a value (not `torch.cuda` itself,
         nor a project class's own `cuda()`); not `.cuda(args.gpu)` / `.cuda(rank)`, a device
-        index chosen on purpose. `call` is a call of a `.cuda` attribute."""
+        index chosen on purpose, nor `.cuda(1)`, a GPU picked on purpose (tree.chosen_gpu). `call` is
+        a call of a `.cuda` attribute."""
         receiver = self.value(cst.ensure_type(call.func, cst.Attribute).value)
         if receiver is not None and receiver.qual is not None:
             return False
         if receiver is not None and self.program.defines_method(receiver, "cuda"):
             return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
-        index = cuda_index(call)
-        if index is not None and not isinstance(index.value, cst.Integer):
+        if chosen_gpu(cuda_index(call)):
             return False
         positional = [arg for arg in call.args if arg.keyword is None]
         keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}

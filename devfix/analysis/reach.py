@@ -17,7 +17,7 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree, cuda_index, reads_unbound_name
+from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, reads_unbound_name
 
 
 def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
@@ -265,7 +265,7 @@ def _first_exit(tree: Tree, function: cst.FunctionDef) -> cst.CSTNode | None:
 
 def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
     """`x.cuda(args.gpu)`, `x.cuda(device=rank)`, `torch.cuda.set_device(local_rank)`: a device index
-    chosen by the program, one GPU per process (DEV002 keeps it)."""
+    chosen by the program, one GPU per process; `x.cuda(1)`, the second GPU (DEV002 keeps both)."""
     func = call.func
     callee = program.values.get(id(func))
     if callee is not None and callee.qual == "torch.cuda.set_device":
@@ -275,8 +275,7 @@ def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
     receiver = program.values.get(id(func.value))
     if receiver is not None and receiver.qual is not None:
         return False  # `torch.cuda` itself
-    index = cuda_index(call)
-    return index is not None and not isinstance(index.value, cst.Integer)
+    return chosen_gpu(cuda_index(call))
 
 
 def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program: Program) -> bool:

@@ -374,3 +374,13 @@ def cuda_index(call: cst.Call) -> cst.Arg | None:
     """The device index given to a `.cuda(...)` call: its first positional argument, or
     `device=` (`x.cuda(0)`, `x.cuda(device=0)`, `x.cuda(args.gpu)`); None for `x.cuda()`."""
     return next((arg for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None)
+
+
+def chosen_gpu(index: cst.Arg | None) -> bool:
+    """A `.cuda(...)` index that picks a GPU on purpose: a variable (`args.gpu`, `rank`) or a
+    GPU other than the first (`.cuda(1)`, "put it on the second GPU"). `.cuda(0)` is the
+    default GPU, as `.cuda()` is."""
+    if index is None:
+        return False
+    value = index.value
+    return not isinstance(value, cst.Integer) or value.evaluated_value != 0
