@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.helpers import ensure_type
 
+from devfix.analysis.devices import DeviceChoice
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.plan import Move
 from devfix.edits import Replace
@@ -84,7 +85,13 @@ for real, _ in loader:
         message = f"{what} is created on the CPU {where} and meets {evidence_line(facts, move.evidence)}"
         if not move.fixable:
             return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
-        device = facts.devices.at(call, self.code, move.evidence)
+        if move.evidence and all(origin.kind == "module" for origin in move.evidence):
+            # a helper of a module's forward (`sample_gaussian(mu, log_var)`): what it meets lives
+            # wherever the module does, which the program's device variable need not be
+            relative = facts.devices.relative(call, move.meetings)
+            device = DeviceChoice(relative) if relative is not None else None
+        else:
+            device = facts.devices.at(call, self.code, move.evidence)
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         if move.origin.kind == "host":
