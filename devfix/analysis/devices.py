@@ -225,7 +225,7 @@ class Devices:
                     candidates.append((name != "device", binding.order, name))
             if candidates:
                 return min(candidates)[2]
-            attribute = self._self_device(scope)
+            attribute = self._self_device(scope, node)
             if attribute:
                 return attribute
             scope = scope.visible_parent()
@@ -254,8 +254,9 @@ class Devices:
             self._device_names_of[id(scope)] = found
         return found
 
-    def _self_device(self, scope: Scope) -> str | None:
-        """`self.device` in a method of a class that holds a device in `self.device`."""
+    def _self_device(self, scope: Scope, node: cst.CSTNode) -> str | None:
+        """`self.device` in a method of a class that holds a device in `self.device` (set before
+        `node` when `node` is in the method that sets it)."""
         function = scope.function
         if function is None:
             return None
@@ -263,7 +264,12 @@ class Devices:
         if info is None or info.klass is None or info.self_name is None:
             return None
         for name in ("device", "_device"):
-            if is_device(info.klass.attribute(name)):
+            # the class's own choice, pinned to the CPU too (`self.device = torch.device("cpu")`),
+            # as a `device = torch.device("cpu")` in reach is: never a second device beside it
+            held = info.klass.attribute(name)
+            if not (is_device(held) or (held is not None and held.kind is Kind.DEVICE and not held.tensor_type)):
+                continue
+            if not self._set_after(function, info.self_name, name, node):
                 return f"{info.self_name}.{name}"
         for name in sorted(info.klass.attrs):
             # the run's options kept on the instance (`self.args = args`): `self.args.device`
@@ -271,6 +277,23 @@ class Devices:
             if value.kind is Kind.OTHER and is_device(value.attr("device")):
                 return f"{info.self_name}.{name}.device"
         return None
+
+    def _set_after(self, function: cst.FunctionDef, self_name: str, name: str, node: cst.CSTNode) -> bool:
+        """`self.<name>` is first set in `function` after `node` (a `.cuda()` above the
+        `self.device = ...` of an `__init__`): it does not exist yet at `node`."""
+        tree = self.tree
+        sets = [
+            assign
+            for assign in tree.data.within(tree.data.assigns, function)
+            if any(
+                isinstance(t.target, cst.Attribute)
+                and t.target.attr.value == name
+                and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == self_name
+                for t in assign.targets
+            )
+        ]
+        return bool(sets) and min(tree.order(assign) for assign in sets) > tree.order(node)
 
     def _option_device(self, node: cst.CSTNode) -> str | None:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""

@@ -695,6 +695,17 @@ class Frame:
         return replace(HOST, text=text) if text is not None else HOST
 
     def _lambda(self, node: cst.Lambda) -> Value:
+        """Its body is read where it is written, its parameters unknown (`map(lambda x: x.cuda(),
+        batch)`): a hard-coded CUDA there crashes as surely as one beside it."""
+        saved = self.snapshot()
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.env[param.name.value] = UNKNOWN
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                self.env[extra.name.value] = UNKNOWN
+        self.expr(node.body)
+        self.restore((saved[0], self.heap))
         return Value(Kind.OTHER, Place.UNKNOWN, ref=node)
 
     def _named(self, node: cst.NamedExpr) -> Value:
