@@ -352,6 +352,8 @@ def _process(
         module = cst.parse_module(source)
     except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
         result.error = f"cannot parse: {python_error or _parser_message(error)}"
+        if cpython:
+            result.error += f" ({_only_libcst_fails(source)})"
         if python_error is not None:
             project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
         return
@@ -420,8 +422,22 @@ def _depth(tree: ast.AST) -> int:
 
 def _parser_message(error: BaseException) -> str:
     if isinstance(error, cst.ParserSyntaxError):
-        return _one_line(error)
+        lines = [line.strip() for line in str(error).strip().splitlines()]
+        # "Syntax Error @ 1:1." alone says nothing: the tokenizer's reason follows it
+        reason = next((line for line in lines[1:3] if line.startswith("tokenizer error")), None)
+        return f"{lines[0]} {reason}" if reason else _one_line(error)
     return f"{type(error).__name__}: {_one_line(error)}"
+
+
+_MIXED_INDENT = re.compile(rb"^(?: +\t|\t+ +\S)", re.MULTILINE)
+
+
+def _only_libcst_fails(source: bytes) -> str:
+    """Why a file Python runs is left alone: LibCST's parser is stricter than CPython's."""
+    mixed = _MIXED_INDENT.search(source) or (re.search(rb"^\t", source, re.M) and re.search(rb"^ ", source, re.M))
+    if mixed:
+        return "Python reads it, but LibCST rejects indentation that mixes tabs and spaces; left unchanged"
+    return "Python reads it, but LibCST's parser does not; left unchanged"
 
 
 def _run(

@@ -57,6 +57,11 @@ BAD_INPUTS = {
     "python2": (b"import torch\nprint 'loss', loss\n", "Missing parentheses in call to 'print'"),
     "syntax_error": (b"import torch\ndef train(model:\n    pass\n", "cannot parse"),
     "jinja_template": (b"import torch\n{% for layer in layers %}\nx = {{ layer }}\n{% endfor %}\n", "cannot parse"),
+    # Python reads a tab after spaces at a consistent width; LibCST's tokenizer does not
+    "tab_after_spaces": (
+        b"import torch\nfor i in range(2):\n        with torch.no_grad():\n    \t    x = torch.ones(2).cuda()\n",
+        "LibCST rejects indentation that mixes tabs and spaces; left unchanged",
+    ),
     "not_utf8": ("import torch\n# r\u00e9seau de neurones\n".encode("latin-1"), "cannot parse: UnicodeDecodeError"),
     "unknown_coding": (b"# -*- coding: klingon -*-\nimport torch\n", "unknown encoding: klingon"),
     "binary": (b"torch\x00\x01\x02\xff\xfe", "skipped: binary file"),
