@@ -80,6 +80,8 @@ class FunctionFlow(FlowState):
                 if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
                     frame.escape(value)
             returns = summary.returns
+            if returns is not None and summary.switch and not _switched_on(summary, args):
+                return UNKNOWN  # `gen_z(16, 8, False)`: the caller turned the move off, or may have
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
 
@@ -234,3 +236,15 @@ def _joined_names(seen: dict[str, Value] | None, env: dict[str, Value]) -> dict[
     if seen is None:
         return dict(env)
     return {name: join(value, env[name]) for name, value in seen.items() if name in env}
+
+
+def _switched_on(summary: FunctionSummary, args: Args) -> bool:
+    """The call turns on the GPU switch of another file's function: it passes something true
+    where a GPU is used (`True`, `args.cuda`, `torch.cuda.is_available()`), or leaves a `True`
+    default."""
+    for index, (arg, value) in enumerate(args):
+        if arg.star:
+            return False
+        if calls.parameter_name(arg, index, summary.params) == summary.switch:
+            return value.truth is True
+    return summary.switch_default

@@ -77,6 +77,10 @@ class FunctionSummary:
     cuda_defaults: frozenset[str] = frozenset()  # parameters whose default makes it call `.cuda()`
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
     owner: str = ""  # a class's `__init__`: the class it builds
+    # the parameter whose truth moves `returns` to the device (`def gen_z(n, is_cuda)`), and
+    # whether its default is `True`: each call's argument decides where the result lives
+    switch: str = ""
+    switch_default: bool = False
 
     @property
     def name(self) -> str:

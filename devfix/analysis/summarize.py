@@ -37,15 +37,21 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
         return _class(tree, program, program.classes[id(ref)])
     if isinstance(ref, cst.FunctionDef) and id(ref) in program.functions:
         info = program.functions[id(ref)]
+        returns = info.returns
+        switch = _switch(tree, program, info, returns) if returns is not None else None
         return FunctionSummary(
             ref,
             _params(info),
-            _result(tree, program, info),
+            exported(returns, returned=True) if switch is not None else _result(tree, program, info),
             program.path,
             _keeps(program, info),
             program.device_params(info),
             program.cuda_defaults(info),
             needs_gpu_when_called(tree, program, ref),
+            switch=switch.name.value if switch is not None else "",
+            switch_default=switch is not None
+            and isinstance(switch.default, cst.Name)
+            and switch.default.value == "True",
         )
     if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
@@ -90,8 +96,8 @@ def _result(tree: Tree, program: Program, info: FunctionInfo) -> Value | None:
     returns = info.returns
     if returns is None:
         return None
-    if returns.place is Place.DEVICE and _chosen_by_caller(tree, program, info, returns):
-        return UNKNOWN  # `if is_cuda: z = z.cuda()`: the caller's argument decides
+    if _switch(tree, program, info, returns) is not None:
+        return UNKNOWN  # `if is_cuda: z = z.cuda()` in a method: the caller's argument decides
     if (
         returns.place is Place.CPU
         and returns.origins
@@ -101,12 +107,14 @@ def _result(tree: Tree, program: Program, info: FunctionInfo) -> Value | None:
     return exported(returns, returned=True)
 
 
-def _chosen_by_caller(tree: Tree, program: Program, info: FunctionInfo, returns: Value) -> bool:
-    """A result moved to the device under a GPU switch that is one of the function's own
-    parameters (`def gen_z(n, is_cuda): ... if is_cuda: z = z.cuda()`): where it lives is each
-    caller's choice (`gen_z(64, False)` is on the CPU), which the function's own flow, evaluated
-    with the switch on, cannot say."""
-    params = set(_params(info))
+def _switch(tree: Tree, program: Program, info: FunctionInfo, returns: Value) -> cst.Param | None:
+    """The parameter of a GPU switch under which the result was moved to the device (`def
+    gen_z(n, is_cuda): ... if is_cuda: z = z.cuda()`): where the result lives is each caller's
+    choice (`gen_z(64, False)` is on the CPU), which the function's own flow, evaluated with
+    the switch on, cannot say."""
+    if returns.place is not Place.DEVICE:
+        return None
+    params = {p.name.value: p for p in info.parameters()}
     for origin in returns.origins:
         if origin.kind != "move":
             continue
@@ -116,13 +124,12 @@ def _chosen_by_caller(tree: Tree, program: Program, info: FunctionInfo, returns:
             if not isinstance(ancestor, (cst.If, cst.IfExp)):
                 continue
             tested = program.values.get(id(ancestor.test))
-            if (
-                tested is not None
-                and tested.flag == "choice"
-                and any(n.value in params for n in read_names(ancestor.test))
-            ):
-                return True
-    return False
+            if tested is None or tested.flag != "choice":
+                continue
+            named = [params[n.value] for n in read_names(ancestor.test) if n.value in params]
+            if named:
+                return named[0]
+    return None
 
 
 def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
