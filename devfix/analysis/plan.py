@@ -51,6 +51,7 @@ class Plan:
         self.program = program
         self.moves: dict[OriginKey, Move] = {}
         self.host_uses: dict[OriginKey, list[Meeting]] = {}
+        self.dataset_sources = _dataset_sources(program)
         self._build()
 
     def by_rule(self, code: str) -> list[Move]:
@@ -151,6 +152,10 @@ class Plan:
             return f"it is also used by {detail}, which needs it on the CPU; move it by hand and keep a CPU copy"
         if not move.evidence:
             return "what it meets is on the device in a way devfix cannot name"
+        if origin.kind in ("host", "factory") and origin_key(origin) in self.dataset_sources:
+            # moved where it is made, the dataset would hold device tensors: a pinned loader
+            # cannot pin them, worker processes cannot touch CUDA (DEV006)
+            return "it also fills a DataLoader's dataset, which must stay on the CPU; move it where it meets the device"
         return ""
 
     def _rule(self, origin: Origin) -> str:
@@ -228,3 +233,22 @@ def _cpu_without_origin(meeting: Meeting) -> bool:
             return True
     module = meeting.module
     return module is not None and module.place is Place.CPU and not module.neutral and not module.origins
+
+
+def _dataset_sources(program: Program) -> set[OriginKey]:
+    """The origins of the tensors a loader of the file reads (`TensorDataset(X[idx], y)`)."""
+    found: set[OriginKey] = set()
+    for info in program.loaders.values():
+        stack = [info.dataset]
+        seen = 0
+        while stack and seen < 64:
+            value = stack.pop()
+            seen += 1
+            if value is None:
+                continue
+            found.update(origin_key(origin) for origin in value.origins)
+            stack.extend(value.items or ())
+            stack.extend(item for _, item in value.keys or ())
+            if value.element is not None and value.element is not value:
+                stack.append(value.element)
+    return found
