@@ -814,6 +814,10 @@ class ClassFlow(FlowState):
             frame.env[f"self.{name}"] = value
             frame.klass.writes.setdefault(name, []).append((target, value))
             return
+        if owner.kind is Kind.OTHER and owner.attrs and value.kind is Kind.DEVICE and api.DEVICE_NAME.match(name):
+            # `args.device = torch.device("cuda" if not args.disable_cuda ... else "cpu")` in a
+            # `cli()` that returns the options: the program's own device, where `args` is in reach
+            self.namespace_devices.add(name)
         if isinstance(target.value, cst.Name) and frame.function is None and value.kind is Kind.HOST:
             # `args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()`: an
             # option the script's own code sets, read back by its later tests

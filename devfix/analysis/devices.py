@@ -17,7 +17,6 @@ applied fixes need, once per scope (rule DEV001).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,11 +26,10 @@ import libcst as cst
 from devfix.analysis.classes import ClassInfo
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
-from devfix.analysis.torch_api import device_string_place
+from devfix.analysis.torch_api import DEVICE_NAME, device_string_place
 from devfix.analysis.tree import Tree, is_docstring
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
-DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
 # How a move's device was chosen, when a new declaration may stand in for it.
 DECLARABLE = frozenset({"available", "hard"})
 
@@ -94,6 +92,7 @@ class Devices:
         self.gpu_choice_functions = gpu_choice_functions
         self.requests: dict[int, DeclarationRequest] = {}
         self._device_names_of: dict[int, frozenset[str]] = {}
+        self._defaults_memo: dict[str, bool] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
     def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> DeviceChoice | None:
@@ -221,7 +220,7 @@ class Devices:
                 binding = self._binding(name, node)
                 if binding is None or binding.name != name:
                     continue
-                if self._holds_device(binding):
+                if self._holds_device(binding) and not (self._option_default(name) and self._option_device(node)):
                     candidates.append((name != "device", binding.order, name))
             if candidates:
                 return min(candidates)[2]
@@ -295,6 +294,25 @@ class Devices:
         ]
         return bool(sets) and min(tree.order(assign) for assign in sets) > tree.order(node)
 
+    def _option_default(self, name: str) -> bool:
+        """`DEVICE = 'cuda:0'` that is only the default of a `--device` option
+        (`add_argument('--device', default=DEVICE)`): the option, which the run may set to
+        "cpu", is the program's device; the constant is not."""
+        if name not in self._defaults_memo:
+            self._defaults_memo[name] = any(
+                isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "add_argument"
+                and any(
+                    arg.keyword is not None
+                    and arg.keyword.value == "default"
+                    and isinstance(arg.value, cst.Name)
+                    and arg.value.value == name
+                    for arg in call.args
+                )
+                for call in self.tree.data.calls
+            )
+        return self._defaults_memo[name]
+
     def _option_device(self, node: cst.CSTNode) -> str | None:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""
         devices = [
@@ -302,13 +320,20 @@ class Devices:
             for dest, value in self.program.options.items()
             if value.kind is Kind.DEVICE and dest not in self.program.index_options
         ]
-        if not devices:
+        kept = sorted(self.program.namespace_devices)  # `args.device = ...` set by the program
+        if not devices and not kept:
             return None
         for (binder_id, name), value in self.program.bound.items():
-            if value.kind is Kind.OTHER and value.attrs and any(k == devices[0] for k, _ in value.attrs):
-                binding = self._binding(name, node)
-                if binding is not None and id(binding.node) == binder_id:
-                    return f"{name}.{devices[0]}"
+            if value.kind is not Kind.OTHER or not value.attrs:
+                continue
+            found = next((d for d in devices if any(k == d for k, _ in value.attrs)), None) or (
+                kept[0] if kept else None
+            )
+            if found is None:
+                continue
+            binding = self._binding(name, node)
+            if binding is not None and id(binding.node) == binder_id:
+                return f"{name}.{found}"
         return None
 
     # -- 3. a function that receives the model ---------------------------------------------------------

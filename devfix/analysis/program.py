@@ -122,6 +122,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.classes: dict[int, ClassInfo] = {}
         self.options: dict[str, Value] = {}  # argparse options by dest (options.py)
         self.index_options: set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
+        self.namespace_devices: set[str] = set()
         self.module_env: dict[str, Value] = {}
         self.module_heap: dict[int, Slot] = {}
         self.heap_writes: dict[int, list[Slot]] = {}  # in-place moves of each module, anywhere

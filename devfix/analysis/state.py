@@ -45,6 +45,7 @@ class FlowState:
     call_sites: dict[int, list[cst.Call]]
     quiet_calls: set[int]
     escaped_functions: set[int]
+    namespace_devices: set[str]  # devices the program keeps on its options (`args.device = ...`)
     assume_unmoved: frozenset[int]  # DEV006's what-if: transfers (and linked datasets) taken as gone
     _device_params: dict[int, frozenset[str]]
     _cuda_defaults: dict[int, frozenset[str]]

@@ -162,6 +162,9 @@ CUDA_FLAG_NAME = re.compile(
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
+# Names a program gives its device (`device`, `self._device`, `args.train_device`).
+DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
+
 # Names of flags that say "do not use the GPU" (`--no-cuda`, `--unuse_cuda`, `cfg.cpu_only`):
 # true where there is none. A negating word, then optionally "use", then the accelerator.
 NEGATIVE_FLAG_NAME = re.compile(
