@@ -294,6 +294,19 @@ class Devices:
         ]
         return bool(sets) and min(tree.order(assign) for assign in sets) > tree.order(node)
 
+    def _class_switches_the_gpu(self, node: cst.CSTNode) -> bool:
+        """`node` is in a class whose code tests a user's GPU switch (`if self.gpu_mode:`): a
+        cuda-if-available device declared there would disagree with the switch when the user
+        turns it off on a GPU machine (manifold_mixup's GAN with `--gpu_mode`)."""
+        klass = self.tree.enclosing(node, cst.ClassDef)
+        if not isinstance(klass, cst.ClassDef):
+            return False
+        values = self.program.values
+        return any(
+            (tested := values.get(id(branch.test))) is not None and tested.flag == "choice"
+            for branch in self.tree.data.within(self.tree.data.ifs, klass)
+        )
+
     def _option_default(self, name: str) -> bool:
         """`DEVICE = 'cuda:0'` that is only the default of a `--device` option
         (`add_argument('--device', default=DEVICE)`): the option, which the run may set to
@@ -390,6 +403,8 @@ class Devices:
         if scope.kind != "module" and scope.function is None:
             return None
         if scope.function is not None and self._chooses_its_own_device(scope.function, node):
+            return None
+        if self._class_switches_the_gpu(node):
             return None
         may_query = self._module_may_query_cuda()
         if scope.kind == "module" and not may_query:
