@@ -204,13 +204,13 @@ def test_only_names_that_negate_the_accelerator_are_negative_flags():
 
 
 def test_no_device_is_declared_in_a_class_that_switches_the_gpu_itself():
-    """manifold_mixup's GAN moves its networks under `if self.gpu_mode:` but makes one tensor
-    with a bare `.cuda()`. A cuda-if-available device declared there would disagree with the
+    """A GAN class (manifold_mixup's, with its switch renamed) moves its networks under
+    `if self.use_cuda:` but makes one tensor with a bare `.cuda()`. A cuda-if-available device declared there would disagree with the
     switch turned off on a GPU machine: the line is reported, not fixed."""
     source = (
         "import torch\nfrom torch import nn\n\n\nclass GAN:\n"
-        "    def __init__(self, gpu_mode):\n        self.gpu_mode = gpu_mode\n        self.D = nn.Linear(2, 1)\n"
-        "        if self.gpu_mode:\n            self.D.cuda()\n\n"
+        "    def __init__(self, use_cuda):\n        self.use_cuda = use_cuda\n        self.D = nn.Linear(2, 1)\n"
+        "        if self.use_cuda:\n            self.D.cuda()\n\n"
         "    def step(self, x):\n        out = self.D(x)\n"
         "        return torch.autograd.grad(out, x, grad_outputs=torch.ones(out.size()).cuda())\n"
     )
