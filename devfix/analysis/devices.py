@@ -92,7 +92,6 @@ class Devices:
         self.gpu_choice_functions = gpu_choice_functions
         self.requests: dict[int, DeclarationRequest] = {}
         self._device_names_of: dict[int, frozenset[str]] = {}
-        self._defaults_memo: dict[str, bool] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
     def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> DeviceChoice | None:
@@ -220,7 +219,10 @@ class Devices:
                 binding = self._binding(name, node)
                 if binding is None or binding.name != name:
                     continue
-                if self._holds_device(binding) and not (self._option_default(name) and self._option_device(node)):
+                # `DEVICE = 'cuda:0'` that is only the default of a `--device` option: the
+                # option, which the run may set to "cpu", is the program's device
+                overridden = name in self.program.option_defaults and self._option_device(node)
+                if self._holds_device(binding) and not overridden:
                     candidates.append((name != "device", binding.order, name))
             if candidates:
                 return min(candidates)[2]
@@ -306,25 +308,6 @@ class Devices:
             (tested := values.get(id(branch.test))) is not None and tested.flag == "choice"
             for branch in self.tree.data.within(self.tree.data.ifs, klass)
         )
-
-    def _option_default(self, name: str) -> bool:
-        """`DEVICE = 'cuda:0'` that is only the default of a `--device` option
-        (`add_argument('--device', default=DEVICE)`): the option, which the run may set to
-        "cpu", is the program's device; the constant is not."""
-        if name not in self._defaults_memo:
-            self._defaults_memo[name] = any(
-                isinstance(call.func, cst.Attribute)
-                and call.func.attr.value == "add_argument"
-                and any(
-                    arg.keyword is not None
-                    and arg.keyword.value == "default"
-                    and isinstance(arg.value, cst.Name)
-                    and arg.value.value == name
-                    for arg in call.args
-                )
-                for call in self.tree.data.calls
-            )
-        return self._defaults_memo[name]
 
     def _option_device(self, node: cst.CSTNode) -> str | None:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""

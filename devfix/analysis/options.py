@@ -18,14 +18,21 @@ from devfix.analysis.values import HOST, Kind, Place, Value, condition
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
 
-def collect_options(calls: Iterable[cst.Call]) -> tuple[dict[str, Value], set[str]]:
-    """Every `add_argument(...)` of the file: its value by dest, and the dests that hold a GPU index."""
+def collect_options(calls: Iterable[cst.Call]) -> tuple[dict[str, Value], set[str], set[str]]:
+    """Every `add_argument(...)` of the file: its value by dest, the dests that hold a GPU index,
+    and the names given as a default (`default=DEVICE`: a constant the option overrides)."""
     options: dict[str, Value] = {}
     index_options: set[str] = set()
+    defaults: set[str] = set()
     for call in calls:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
             continue
+        defaults.update(
+            arg.value.value
+            for arg in call.args
+            if arg.keyword is not None and arg.keyword.value == "default" and isinstance(arg.value, cst.Name)
+        )
         flags = [flag for flag in (operations.string_of(a.value) for a in call.args if a.keyword is None) if flag]
         if not flags:
             continue
@@ -35,7 +42,7 @@ def collect_options(calls: Iterable[cst.Call]) -> tuple[dict[str, Value], set[st
         options[dest] = _option_value(dest, call)
         if _integer_option(call):
             index_options.add(dest)
-    return options, index_options
+    return options, index_options, defaults
 
 
 def _keyword_string(call: cst.Call, keyword: str) -> str | None:

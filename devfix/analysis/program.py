@@ -122,6 +122,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.classes: dict[int, ClassInfo] = {}
         self.options: dict[str, Value] = {}  # argparse options by dest (options.py)
         self.index_options: set[str] = set()  # `--device` options that hold a GPU index (`type=int`, `default=-1`)
+        self.option_defaults: set[str] = set()  # names given as an option's default (`default=DEVICE`)
         self.namespace_devices: set[str] = set()
         self.module_env: dict[str, Value] = {}
         self.module_heap: dict[int, Slot] = {}
@@ -182,7 +183,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             scope = data.scopes[id(node)]
             info = FunctionInfo(node, scope)
             self.functions[id(node)] = info
-        self.options, self.index_options = collect_options(self.data.calls)
+        self.options, self.index_options, self.option_defaults = collect_options(self.data.calls)
 
     # -- names: what a name is bound to, imports and linked project files (names.py) --
     def rebind_origins(self, value: Value, name: str, binder: cst.CSTNode, loop: cst.CSTNode | None) -> Value:
