@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import devfix
-from devfix.analysis.project import ProjectFacts, ProjectIndex, imports_any
+from devfix.analysis.imports import ProjectIndex, imports_any
+from devfix.analysis.project import ProjectFacts
 from devfix.config import Config
 from devfix.results import Diagnostic, FileResult, FixEdit
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from devfix.analysis.project import ProjectFacts, ProjectIndex
+from devfix.analysis.imports import ProjectIndex
+from devfix.analysis.project import ProjectFacts
 
 ROOT = os.path.abspath("proj")
 FILES = {
@@ -234,7 +235,7 @@ def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
     """A CUDA kernel's module (`from cupy.cuda import function`) runs nowhere without a GPU:
     the `.cuda()` of its self-test is its design, not a bug. An import inside a function, or
     of another package, says nothing."""
-    from devfix.analysis.project import imports_gpu_package
+    from devfix.analysis.extensions import imports_gpu_package
     from devfix.config import Config
     from devfix.engine import process_source
 

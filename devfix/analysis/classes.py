@@ -11,14 +11,14 @@ device and a plain tensor attribute stays on the CPU (the evidence DEV012 needs)
 from __future__ import annotations
 
 import builtins
-import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devfix.analysis import calls, operations
+from devfix.analysis import arguments, operations
 from devfix.analysis import torch_api as api
+from devfix.analysis.classinfo import ClassInfo, defines_name, known_base, registered_items, through
 from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.state import FlowState
@@ -29,177 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.functions import FunctionInfo
 
 Args = list[tuple[cst.Arg, Value]]
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    node: cst.ClassDef
-    kind: str  # "module" | "dataset" | "other"
-    framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
-    opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
-    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
-    attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
-    writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
-    writes_seen: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
-    settled: bool = False  # `attrs` were settled once (at the end of a pass, or after its `__init__`)
-    buffers: set[str] = field(default_factory=set)
-    registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
-    moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
-    places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
-    dynamic: bool = False  # a method sets attributes wholesale (`self.__dict__.update(locals())`)
-    called_attrs: set[str] = field(default_factory=set)  # `self.x(...)`, `self.x.conv1(...)`: used as layers
-    bases: tuple[ClassInfo, ...] = ()
-    linked: ClassSummary | None = None  # a class of another project file, as its summary says
-
-    @property
-    def name(self) -> str:
-        return self.node.name.value
-
-    def linked_method(self, name: str) -> MethodSummary | None:
-        """A method defined in another project file (by this class or a base), unless a class
-        of this file overrides it."""
-        if name in self.methods:
-            return None
-        if self.linked is not None:
-            return self.linked.method(name)
-        for base in self.bases:
-            found = base.linked_method(name)
-            if found is not None:
-                return found
-        return None
-
-    def method(self, name: str) -> cst.FunctionDef | None:
-        if name in self.methods:
-            return self.methods[name]
-        for base in self.bases:
-            found = base.method(name)
-            if found is not None:
-                return found
-        return None
-
-    def attribute(self, name: str) -> Value | None:
-        """What `self.name` holds, joined over the writes devfix sees; None when unknown,
-        as for every attribute of a class that sets its attributes wholesale."""
-        if self.sets_attributes_wholesale:
-            return None
-        if name in self.attrs:
-            return self.attrs[name]
-        for base in self.bases:
-            found = base.attribute(name)
-            if found is not None:
-                return found
-        return None
-
-    @property
-    def sets_attributes_wholesale(self) -> bool:
-        return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
-
-    @property
-    def held_params(self) -> frozenset[str]:
-        """The `__init__` parameters of a class whose only weights are the modules it is handed
-        and keeps as they are (`self.model = model` in `SVI(model)`, a loss or inference
-        wrapper): an instance lives where those arguments do. Empty for any other class."""
-        if self.linked is not None:
-            return self.linked.held_params
-        if self.buffers or self.bases:
-            return frozenset()
-        passed = self.passed_attrs()
-        held = set()
-        for name, value in self.attrs.items():
-            weighty = (value.kind is Kind.MODULE and not value.neutral) or (
-                name in self.called_attrs and value.kind is Kind.OTHER and value.place is Place.UNKNOWN
-            )
-            if value.kind is Kind.TENSOR and (value.grad or value.member):
-                return frozenset()
-            if weighty:
-                if name not in passed:
-                    return frozenset()
-                held.add(passed[name])
-        return frozenset(held)
-
-    def passed_attrs(self) -> dict[str, str]:
-        """The attributes `__init__` sets straight from one of its parameters (`self.model =
-        model`), which nothing else of the class writes: attribute -> parameter."""
-        init = self.methods.get("__init__")
-        if init is None:
-            return {}
-        positional = init.params.params
-        if not positional:
-            return {}
-        self_name = positional[0].name.value
-        params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
-        found: dict[str, str] = {}
-        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Attribute)
-                    and isinstance(small.targets[0].target.value, cst.Name)
-                    and small.targets[0].target.value.value == self_name
-                    and isinstance(small.value, cst.Name)
-                    and small.value.value in params
-                ):
-                    found[small.targets[0].target.attr.value] = small.value.value
-        return {name: param for name, param in found.items() if len(self.writes_seen.get(name, [])) <= 1}
-
-    @property
-    def has_state(self) -> bool:
-        """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
-        weight of its own; a plain tensor attribute is DEV012's question)."""
-        if self.linked is not None and self.linked.has_state:
-            return True
-        if self.buffers or any(
-            (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and (v.grad or v.member))
-            for v in self.attrs.values()
-        ):
-            return True
-        if any(
-            name in self.called_attrs
-            and value.kind is Kind.OTHER
-            and value.place is Place.UNKNOWN
-            and value.qual is None
-            and value.cls is None  # not an instance of a plain class devfix knows (`DistModel()`)
-            for name, value in self.attrs.items()
-        ):
-            return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights
-        return any(base.has_state for base in self.bases)
-
-
-# Python >= 3.10 lists its standard library; on 3.9, the modules whose classes are commonly subclassed.
-STDLIB = getattr(
-    sys,
-    "stdlib_module_names",
-    frozenset(
-        {
-            "abc",
-            "collections",
-            "contextlib",
-            "dataclasses",
-            "enum",
-            "json",
-            "logging",
-            "multiprocessing",
-            "queue",
-            "threading",
-            "typing",
-            "unittest",
-            "argparse",
-            "io",
-            "string",
-            "numbers",
-            "types",
-        }
-    ),
-)
-
-
-def _known_base(qual: str) -> bool:
-    """A base class devfix knows is not a module: the standard library's, or torch's own."""
-    top = qual.split(".")[0]
-    return bool(top) and (top in STDLIB or top == "torch")
 
 
 # Methods of what a class commonly keeps besides layers (options, loggers, tensors, lists):
@@ -236,35 +65,6 @@ def _registers_module(func: cst.BaseExpression, call: cst.Call, self_name: str |
     )
 
 
-def _through(cls: ClassInfo, value: Value) -> Value:
-    """An attribute of an instance of `cls`. When the class derives from one devfix cannot see,
-    the instance may be an `nn.Module` that is moved whole: its layers and tensors are where
-    the instance is, which devfix does not know."""
-    if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
-        return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
-    return value
-
-
-def _registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
-    """`self.classifiers = [self.classifier1, self.classifier2]`: a plain list of layers that
-    are also the module's attributes, registered there, so on the module's device."""
-    registered = {v.obj for v in cls.attrs.values() if v.kind is Kind.MODULE and v.obj is not None}
-    if not registered or not struct.items:
-        return struct
-
-    def placed(item: Value) -> Value:
-        if item.kind is Kind.MODULE and item.obj in registered:
-            return replace(item, place=Place.DEVICE, origins=frozenset({origin}), obj=None)
-        return item
-
-    items = tuple(placed(item) for item in struct.items)
-    element = struct.element
-    if element is not None and element.kind is Kind.MODULE:
-        for item in items:
-            element = item if element is struct.element else join(element, item)
-    return replace(struct, items=items, element=element)
-
-
 def _method_of(summary: ClassSummary, name: str) -> FunctionSummary | None:
     """The class's own method `name` (`__init__`, `forward`), as a function its file analyses
     with its callers' facts."""
@@ -289,7 +89,7 @@ class ClassFlow(FlowState):
 
     # -- torch.nn layers and wrappers ---------------------------------------------------------------
     def construct_layer(self, frame: Frame, node: cst.Call, qual: str, layer: str, args: Args) -> Value:
-        device = calls._keyword(args, "device")
+        device = arguments.keyword(args, "device")
         if device is None and any(arg.star == "**" for arg, _ in args) and layer not in api.NN_PARAMETER_FREE:
             return self.construct(frame, node, neutral=False, place=Place.UNKNOWN)  # `**dd` may hold device=
         if layer in api.NN_CONTAINERS:
@@ -327,9 +127,9 @@ class ClassFlow(FlowState):
                 )
             )
         if api.is_loss_class(layer):
-            weight = calls._keyword(args, "weight") or calls._keyword(args, "pos_weight")
+            weight = arguments.keyword(args, "weight") or arguments.keyword(args, "pos_weight")
             if weight is None and layer in api.LOSSES_WITH_POSITIONAL_WEIGHT:
-                positional = calls._positional(args)
+                positional = arguments.positional(args)
                 weight = positional[0] if positional else None
             if layer == "CTCLoss":
                 self.ctc_losses.add(id(node))
@@ -339,7 +139,7 @@ class ClassFlow(FlowState):
             return self.construct(frame, node, neutral=False, place=place)
         if layer in api.NN_PARAMETER_FREE:
             return self.construct(frame, node, neutral=True)
-        place = calls._target_place(device[1], device[0].value) if device is not None else Place.CPU
+        place = arguments.target_place(device[1], device[0].value) if device is not None else Place.CPU
         return self.construct(frame, node, neutral=False, place=place if place is not Place.NONE else Place.CPU)
 
     def wrap(self, frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
@@ -380,13 +180,13 @@ class ClassFlow(FlowState):
             self.note_linked_call(_method_of(summary, "__init__"), args)
         if summary.kind == "module" and not (summary.framework or summary.places_itself or summary.moves_inputs):
             children = tuple(v.obj for _, v in args if v.kind is Kind.MODULE and v.obj is not None)
-            calls._escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
+            arguments.escape_all(frame, [(a, v) for a, v in args if v.kind is not Kind.MODULE])
             neutral = not summary.has_state and not children and not _hands_tensors(args)
             place, origins = _held_slot(frame, cls, args)
             return self.construct(
                 frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
             )
-        calls._escape_all(frame, args)
+        arguments.escape_all(frame, args)
         if summary.kind == "module":
             return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
         if summary.kind == "dataset":
@@ -410,7 +210,7 @@ class ClassFlow(FlowState):
             node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu, method=True
         )
         for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, method.params, star_unnamed=True)
+            name = arguments.parameter_name(arg, index, method.params, star_unnamed=True)
             if name in method.inputs and value.kind is Kind.TENSOR and not value.scalar:
                 inputs.append((arg.value, value))
             elif value.kind is Kind.MODULE:
@@ -459,7 +259,7 @@ class ClassFlow(FlowState):
                     kind = "dataset"
                 elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
                     info.framework = True
-                elif not _known_base(value.qual):
+                elif not known_base(value.qual):
                     opaque = True
             elif not (isinstance(base.value, cst.Name) and base.value.value in dir(builtins)):
                 opaque = True
@@ -593,7 +393,7 @@ class ClassFlow(FlowState):
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=known.grad)
             return self._plain_tensor(cls, name, known)
         if known.kind is Kind.STRUCT:
-            return _registered_items(cls, known, module)
+            return registered_items(cls, known, module)
         return known if known.kind is Kind.HOST else UNKNOWN
 
     def _plain_tensor(self, cls: ClassInfo, name: str, known: Value) -> Value:
@@ -666,8 +466,8 @@ class ClassFlow(FlowState):
         if cls is None and instance.kind is Kind.MODULE:
             # a model of one of several project classes (`model = MatchingNet(...)` in one branch,
             # `ProtoNet(...)` in another): if any of them overrides `name`, it may be that one
-            return any(_defines(built, name) for built in self.built_classes.values())
-        return cls is not None and _defines(cls, name)
+            return any(defines_name(built, name) for built in self.built_classes.values())
+        return cls is not None and defines_name(cls, name)
 
     def host_parameters(self, module: Value, args: Args) -> set[int]:
         """Arguments a module of this file keeps on the CPU (`pack_padded_sequence` lengths,
@@ -680,7 +480,7 @@ class ClassFlow(FlowState):
             return {
                 id(arg.value)
                 for index, (arg, _) in enumerate(args)
-                if calls.parameter_name(arg, index, linked.params, star_unnamed=True) in linked.keeps
+                if arguments.parameter_name(arg, index, linked.params, star_unnamed=True) in linked.keeps
             }
         forward = cls.method("forward")
         if forward is None:
@@ -689,7 +489,7 @@ class ClassFlow(FlowState):
         params = [p.name.value for p in info.parameters()][1:]
         found = set()
         for index, (arg, _value) in enumerate(args):
-            name = calls.parameter_name(arg, index, params, star_unnamed=True)
+            name = arguments.parameter_name(arg, index, params, star_unnamed=True)
             if name is None:
                 continue
             if name in info.moves_params or name in info.host_params:
@@ -713,7 +513,7 @@ class ClassFlow(FlowState):
             return
         names = [p.name.value for p in info.parameters()][1:]
         for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, names)
+            name = arguments.parameter_name(arg, index, names)
             if name is not None and name in names:
                 info.pending[name] = join(info.pending[name], value) if name in info.pending else value
         info.pending_calls += 1
@@ -755,7 +555,7 @@ class ClassFlow(FlowState):
                 if not cls.settled and self.functions[id(init)].klass is cls:
                     self.settle_constructor(self.functions[id(init)])
             if cls.framework or cls.places_itself or cls.moves_inputs:
-                calls._escape_all(frame, args)
+                arguments.escape_all(frame, args)
                 return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
             neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
             place, origins = _held_slot(frame, cls, args)
@@ -784,7 +584,7 @@ class ClassFlow(FlowState):
         the instantiations: what its forward calls (`self.encoder(src, src_len)`) keeps on the CPU."""
         params = [p.name.value for p in init.parameters()][1:]
         for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, params, star_unnamed=True)
+            name = arguments.parameter_name(arg, index, params, star_unnamed=True)
             if name is None or value.kind is not Kind.MODULE or value.cls is None:
                 continue
             key = (id(init.node), name)
@@ -801,9 +601,9 @@ class ClassFlow(FlowState):
         if method is not None:
             return Value(Kind.OTHER, Place.UNKNOWN, ref=method, bound=base)
         if frame.self_name is not None and frame.klass is cls and f"self.{name}" in frame.env:
-            return _through(cls, frame.place_of(frame.env[f"self.{name}"]))
+            return through(cls, frame.place_of(frame.env[f"self.{name}"]))
         known = cls.attribute(name)
-        return _through(cls, frame.place_of(known)) if known is not None else UNKNOWN
+        return through(cls, frame.place_of(known)) if known is not None else UNKNOWN
 
     def classes_assign(self, frame: Frame, target: cst.Attribute, value: Value) -> None:
         """`self.x = value` in a method: recorded on the class; other attribute writes: a
@@ -838,7 +638,7 @@ class ClassFlow(FlowState):
                 self.note_gpu_argument(
                     node, args, linked.params, linked.device_params, linked.cuda_defaults, linked.needs_gpu, method=True
                 )
-            calls._escape_all(frame, args)
+            arguments.escape_all(frame, args)
             return UNKNOWN
         return self.call_function(frame, node, self.functions[id(method)], args, bound=receiver)
 
@@ -926,7 +726,7 @@ def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozens
         params = [p.name.value for p in method.params.params[1:]] if method is not None else []
     slots = []
     for index, (arg, value) in enumerate(args):
-        name = calls.parameter_name(arg, index, params, star_unnamed=True)
+        name = arguments.parameter_name(arg, index, params, star_unnamed=True)
         if name is None and arg.star:
             return Place.UNKNOWN, frozenset()
         if name not in held:
@@ -939,10 +739,6 @@ def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozens
         return built
     origins: frozenset[Origin] = frozenset().union(*(slot[1] for slot in slots if slot is not None))
     return places.pop(), origins
-
-
-def _defines(cls: ClassInfo, name: str) -> bool:
-    return cls.method(name) is not None or cls.linked_method(name) is not None
 
 
 def _is_none(node: cst.CSTNode | None) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.classes import ClassInfo
+from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.linking import ClassSummary
 from devfix.analysis.program import LoaderInfo, Program
 from devfix.analysis.tree import Tree

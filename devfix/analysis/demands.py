@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from devfix.analysis import calls
+from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
 
 
@@ -137,8 +137,8 @@ def asks_for_gpu(
     hard-coded CUDA."""
     for index, (arg, _) in enumerate(args):
         if (
-            calls.parameter_name(arg, index, params) in device_params
-            and calls.names_a_gpu(arg.value)
+            arguments.parameter_name(arg, index, params) in device_params
+            and arguments.names_a_gpu(arg.value)
             and not (
                 rewritten_here
                 and arg.keyword is not None
@@ -151,7 +151,7 @@ def asks_for_gpu(
         return False  # `*args` / `**kwargs` may pass anything
     # the parameters the call fills, each with whether it passes `True`
     passed = {
-        calls.parameter_name(arg, index, params): isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        arguments.parameter_name(arg, index, params): isinstance(arg.value, cst.Name) and arg.value.value == "True"
         for index, (arg, _) in enumerate(args)
     }
     return any(name not in passed or passed[name] for name in cuda_defaults)

@@ -23,7 +23,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from devfix.analysis.classes import ClassInfo
+from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import DEVICE_NAME, device_string_place

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import libcst as cst
 
-from devfix.analysis import calls, operations
+from devfix.analysis import calls, conditions, operations
 from devfix.analysis import torch_api as api
 from devfix.analysis.scopes import Scope
-from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
+from devfix.analysis.torch_api import CUDA_FLAG_NAME
 from devfix.analysis.values import (
     HOST,
     UNKNOWN,
@@ -42,89 +42,11 @@ from devfix.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from devfix.analysis.classes import ClassInfo
+    from devfix.analysis.classinfo import ClassInfo
     from devfix.analysis.functions import FunctionInfo
     from devfix.analysis.program import Program
 
 BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def _flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
-    """`args.num_gpu`, `len(opt.gpu_ids)`: an option whose name says "GPU" and whose value the
-    flow cannot follow, the left side of a comparison that tests the user's choice."""
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == "len"
-        and len(node.args) == 1
-    ):
-        node = node.args[0].value
-    name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
-    if name is None or not CUDA_FLAG_NAME.match(name):
-        return False
-    value = frame.program.values.get(id(node))
-    return (
-        value is not None
-        and (value.truth is None or value.flag == "choice")
-        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
-    )
-
-
-def _option_compared(frame: Frame, node: cst.Comparison) -> bool:
-    """A comparison that tests the user's choice of device: a GPU option on the left
-    (`args.gpu >= 0`), or any option the flow cannot follow compared with "gpu" or "cuda"
-    (`cmd_args.mode == "gpu"`, where `mode` was set from `--cuda` in another module)."""
-    if _flag_operand(frame, node.left):
-        return True
-    if len(node.comparisons) != 1:
-        return False
-    said = (operations.string_of(node.comparisons[0].comparator) or "").lower()
-    value = frame.program.values.get(id(node.left))
-    return (
-        said in ("gpu", "cuda")
-        and value is not None
-        and value.truth is None
-        and value.text is None
-        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
-    )
-
-
-def _compared_with_a_bool(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
-    """`x == True` -> (x, True), `x is False` / `x != True` -> (x, False): a test of `x` itself
-    (or of its negation). None for anything else."""
-    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
-        return None
-    target = node.comparisons[0]
-    if not (isinstance(target.comparator, cst.Name) and target.comparator.value in ("True", "False")):
-        return None
-    positive = isinstance(target.operator, (cst.Equal, cst.Is))
-    if not positive and not isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
-        return None
-    return node.left, positive == (target.comparator.value == "True")
-
-
-def _option_key(node: cst.BaseExpression) -> str | None:
-    """`opt["data.cuda"]`, `cfg["use_gpu"]`: an option read by its key, named by its last part."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        key = operations.string_of(node.slice[0].slice.value)
-        return key.split(".")[-1] if key else None
-    return None
-
-
-def _switch_passed_on(frame: Frame, node: cst.BaseExpression) -> bool:
-    """`node` is a name that says "use the GPU" and that some call of the file passes on, or a
-    parameter (`def fit_one_epoch(..., cuda)`: its callers' switch)."""
-    if not isinstance(node, cst.Name) or not CUDA_FLAG_NAME.match(node.value):
-        return False
-    function = frame.function
-    if function is not None and any(param.name.value == node.value for param in function.parameters()):
-        return True
-    passed = frame.program.passed_names
-    if passed is None:
-        passed = frame.program.passed_names = frozenset(
-            arg.value.value for call in frame.program.data.calls for arg in call.args if isinstance(arg.value, cst.Name)
-        )
-    return node.value in passed
 
 
 class Frame:
@@ -518,23 +440,23 @@ class Frame:
         "available" (a CUDA availability check), "choice" (a user's flag such as `args.cuda`),
         "constant". None when the analysis cannot tell."""
         value = self.test(test)
-        return truth(value), value.flag
+        return conditions.truth(value), value.flag
 
     def test(self, node: cst.BaseExpression) -> Value:
         """A condition's value. A flag whose value the flow cannot follow but whose name says
         "use the GPU" (`self.use_cuda`, `opt.gpu`) is the user's choice: on where a GPU is. So is
         one set to False and, somewhere else, to True (`self.cuda = False` in `__init__`, `True` in
         the method that honours `--cuda`): the flow knows both constants but not which holds."""
-        boolean = _compared_with_a_bool(node)
+        boolean = conditions.compared_with_a_bool(node)
         if boolean is not None:
             # `args.onGPU == True`, `use_cuda is False`: the flag's own test
             self.expr(node)
             tested = self.test(boolean[0])
-            value = tested if boolean[1] else _negate(tested)
+            value = tested if boolean[1] else conditions.negate(tested)
             self.program.values[id(node)] = value
             return value
         value = self.expr(node)
-        if value.flag == "constant" and value.truth is True and _switch_passed_on(self, node):
+        if value.flag == "constant" and value.truth is True and conditions.switch_passed_on(self, node):
             # `Cuda = True` that the script also hands to its helpers (`fit_one_epoch(..., Cuda)`),
             # which test it themselves: the user's switch for the whole program, not a constant
             value = condition(True, False, "choice")
@@ -546,7 +468,7 @@ class Frame:
             name = (
                 node.attr.value
                 if isinstance(node, cst.Attribute)
-                else (node.value if isinstance(node, cst.Name) else _option_key(node))
+                else (node.value if isinstance(node, cst.Name) else conditions.option_key(node))
             )
             # a module method's parameter is taken for an activation of unknown place until
             # shown otherwise; one named `use_cuda` that a condition tests is a flag
@@ -560,7 +482,9 @@ class Frame:
                 negative = api.is_negative_flag(name)
                 value = condition(not negative, negative, "choice")
                 self.program.values[id(node)] = value
-            elif isinstance(node, cst.Comparison) and value.kind is Kind.HOST and _option_compared(self, node):
+            elif (
+                isinstance(node, cst.Comparison) and value.kind is Kind.HOST and conditions.option_compared(self, node)
+            ):
                 chosen = operations.option_test(node)
                 if chosen is not None:
                     value = chosen
@@ -570,7 +494,7 @@ class Frame:
                 if inner is not None and inner.truth is None:
                     flagged = self.test(node.expression)
                     if flagged.truth is not None:
-                        value = _negate(flagged)
+                        value = conditions.negate(flagged)
                         self.program.values[id(node)] = value
         return value
 
@@ -624,7 +548,7 @@ class Frame:
     def _unary(self, node: cst.UnaryOperation) -> Value:
         value = self.expr(node.expression)
         if isinstance(node.operator, cst.Not):
-            return _negate(value)
+            return conditions.negate(value)
         return value
 
     def _boolean(self, node: cst.BooleanOperation) -> Value:
@@ -632,7 +556,7 @@ class Frame:
         # `args.no_cuda and args.mixmode and torch.cuda.is_available()`), also in an assignment
         left = self.test(node.left)
         right = self.test(node.right)
-        return _boolean(left, right, isinstance(node.operator, cst.And))
+        return conditions.boolean(left, right, isinstance(node.operator, cst.And))
 
     def _comparison(self, node: cst.Comparison) -> Value:
         left = self.expr(node.left)
@@ -640,7 +564,7 @@ class Frame:
         for target in node.comparisons:
             values.append(self.expr(target.comparator))
         value = operations.compare(self, node, values)
-        if value.kind is Kind.HOST and value.truth is None and _option_compared(self, node):
+        if value.kind is Kind.HOST and value.truth is None and conditions.option_compared(self, node):
             # `return len(self.opt.gpu_ids) > 0` in a `use_gpu()` helper: the user's choice, wherever it is tested
             return operations.option_test(node) or value
         return value
@@ -649,8 +573,13 @@ class Frame:
         test = self.test(node.test)
         known, flag = test.truth, test.flag
         if known is True:
-            value = _flagged(self.expr(node.body), flag)
-            if value.kind is Kind.HOST and value.truth is not None and test.cpu is False and _is_constant(node.orelse):
+            value = conditions.flagged(self.expr(node.body), flag)
+            if (
+                value.kind is Kind.HOST
+                and value.truth is not None
+                and test.cpu is False
+                and conditions.is_constant(node.orelse)
+            ):
                 # `True if torch.cuda.is_available() else False`: a CPU-only machine takes the other side
                 value = replace(value, cpu=self.expr(node.orelse).cpu)
             return value
@@ -719,58 +648,6 @@ class Frame:
 
     def _starred(self, node: cst.StarredElement) -> Value:
         return self.expr(node.value)
-
-
-def truth(value: Value) -> bool | None:
-    """The truth of a condition's value on a GPU machine run as intended."""
-    return value.truth
-
-
-def _negate(value: Value) -> Value:
-    def flip(known: bool | None) -> bool | None:
-        return None if known is None else not known
-
-    return condition(flip(value.truth), flip(value.cpu), value.flag)
-
-
-def _boolean(left: Value, right: Value, conjunction: bool) -> Value:
-    def combine(a: bool | None, b: bool | None) -> bool | None:
-        if conjunction:
-            return False if a is False or b is False else (True if a is True and b is True else None)
-        return True if a is True or b is True else (False if a is False and b is False else None)
-
-    known = combine(left.truth, right.truth)
-    flags = {left.flag, right.flag} - {None, "constant"}
-    flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
-    if known is None and left.kind is not Kind.HOST:
-        return join(left, right)  # `x or default`: the value, not a truth
-    return condition(known, combine(left.cpu, right.cpu), flag)
-
-
-def _flagged(value: Value, flag: str | None) -> Value:
-    """The branch a GPU check chose takes the check's reason: `"cuda" if args.cuda else "cpu"`
-    is the user's choice, `True if torch.cuda.is_available() else False` an availability."""
-    if flag not in ("choice", "available"):
-        return value
-    if value.kind is Kind.OTHER and value.qual == "torch.cuda":
-        return replace(value, flag=flag)  # `torch.cuda if args.cuda else torch`: a module chosen by the check
-    if value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) is not None:
-        place = Place.DEVICE if device_string_place(value.text) == "device" else Place.CPU
-        return Value(Kind.DEVICE, place, flag=flag, text=value.text)  # `"cuda" if torch.cuda.is_available() else "cpu"`
-    if value.kind is Kind.DEVICE or (value.kind is Kind.HOST and (value.truth is not None or value.text is not None)):
-        return replace(value, flag=flag)
-    return value
-
-
-def _is_constant(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or (
-        isinstance(node, cst.Name) and node.value in ("True", "False", "None")
-    )
-
-
-def truth_of(value: Value) -> tuple[bool | None, bool | None]:
-    """(truth on a GPU machine, truth on a CPU-only machine) of a condition's value."""
-    return value.truth, value.cpu
 
 
 def _partial(value: Value | None) -> Value:

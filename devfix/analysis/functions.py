@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devfix.analysis import calls
+from devfix.analysis import arguments, calls
+from devfix.analysis import torch_api as api
+from devfix.analysis.callers import kept_defaults
 from devfix.analysis.demands import asks_for_gpu, cuda_default_params
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Slot, Value, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Slot, Value, constant, join
 
 if TYPE_CHECKING:
-    from devfix.analysis.classes import ClassInfo
+    from devfix.analysis.classinfo import ClassInfo
     from devfix.analysis.evaluate import Frame
 
 Args = list[tuple[cst.Arg, Value]]
@@ -74,10 +76,10 @@ class FunctionFlow(FlowState):
             self.note_gpu_argument(
                 node, args, summary.params, summary.device_params, summary.cuda_defaults, summary.needs_gpu
             )
-            arguments = self.note_linked_call(summary, args)
+            passed = self.note_linked_call(summary, args)
             for index, (arg, value) in enumerate(args):
-                name = calls.parameter_name(arg, index, summary.params)
-                if not (value.kind is Kind.MODULE and name in summary.keeps and arguments is not None):
+                name = arguments.parameter_name(arg, index, summary.params)
+                if not (value.kind is Kind.MODULE and name in summary.keeps and passed is not None):
                     frame.escape(value)
             returns = summary.returns
             if returns is not None and summary.switch and not _switched_on(summary, args):
@@ -89,9 +91,9 @@ class FunctionFlow(FlowState):
         """A call of another file's function (or class): what it passes, for that file."""
         if summary is None:
             return None
-        arguments = calls.linked_arguments(summary.params, args)
-        self.linked_calls.append((summary, arguments))
-        return arguments
+        passed = calls.linked_arguments(summary.params, args)
+        self.linked_calls.append((summary, passed))
+        return passed
 
     def device_params(self, info: FunctionInfo) -> frozenset[str]:
         """Parameters the function moves tensors or modules to (`z.to(current_device)`,
@@ -155,7 +157,7 @@ class FunctionFlow(FlowState):
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):
-                name = calls.parameter_name(arg, index, names)
+                name = arguments.parameter_name(arg, index, names)
                 if name is None or name not in names:
                     continue
                 info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
@@ -163,7 +165,7 @@ class FunctionFlow(FlowState):
             if frame.function is None and frame.scope.kind == "module":
                 info.pending_globals = _joined_names(info.pending_globals, frame.env)
         for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, names)
+            name = arguments.parameter_name(arg, index, names)
             if value.kind is Kind.MODULE and name in info.param_moves:
                 frame.set_place(value.obj, *info.param_moves[name])
             elif star or name is None:
@@ -204,7 +206,7 @@ class FunctionFlow(FlowState):
     ) -> None:
         inputs = []
         for index, (arg, value) in enumerate(args):
-            name = calls.parameter_name(arg, index, names)
+            name = arguments.parameter_name(arg, index, names)
             if name in info.module_inputs and value.kind is Kind.TENSOR and not value.scalar:
                 inputs.append((arg.value, value))
         if inputs:
@@ -229,6 +231,105 @@ class FunctionFlow(FlowState):
             )
         return value
 
+    def parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
+        name = param.name.value
+        if info.world == "module":
+            if info.name == "__init__":
+                held = self.init_modules.get((id(info.node), name))
+                if held is not None:  # a submodule to hold, of a known class: it lives with its holder
+                    return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", param, name=name)}), cls=held)
+                return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
+            if name in info.module_inputs:
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
+            passed = self.arguments_of(info).get(name)  # from the callers of a moved module (this file's or others')
+            origin = Origin("param", param, name=name, note="callers of the moved module")
+            if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
+                return Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
+            if (
+                passed is not None
+                and passed.kind is Kind.STRUCT
+                and passed.items
+                and all(item.kind is Kind.TENSOR and item.place is Place.DEVICE for item in passed.items)
+            ):
+                # `encoder((words, lengths))`: a tuple of tensors the callers put on the device
+                item = Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
+                return Value(Kind.STRUCT, Place.DEVICE, frozenset({origin}), items=(item,) * len(passed.items))
+            return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
+        known = self.arguments_of(info)
+        if name in known:
+            value = known[name]
+            if not info.calls and value.place is Place.DEVICE and not value.origins:
+                # from callers in other files: the evidence here is the parameter they fill
+                return replace(
+                    value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")})
+                )
+            return value
+        kept = self.kept_defaults(info)
+        if name in kept:
+            return constant(kept[name])  # no call in the run passes it (`fix=True` left alone)
+        if not info.calls and api.LOADER_NAME.match(name):
+            # spec: a parameter whose name says "data loader" is one (its batches are CPU tensors)
+            element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
+            return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
+        return UNKNOWN
+
+    def kept_defaults(self, info: FunctionInfo) -> dict[str, bool]:
+        """The `True`/`False` defaults of a script function that no call in the run overrides."""
+        if not self.callers_pass:
+            return {}
+        if self.data.parent.get(id(info.node)) is self.module:
+            key = info.name
+        elif info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
+            key = f"{info.klass.node.name.value}.{info.name}"
+        else:
+            return {}
+        params = info.parameters()
+        if info.self_name is not None and params and params[0].name.value == info.self_name:
+            params = params[1:]
+        positional = {id(p) for p in (*info.node.params.posonly_params, *info.node.params.params)}
+        spec = [
+            (
+                p.name.value,
+                id(p) in positional,
+                p.default.value == "True"
+                if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+                else None,
+            )
+            for p in params
+        ]
+        return kept_defaults(spec, self.callers_pass.get(key))
+
+    def arguments_of(self, info: FunctionInfo) -> dict[str, Value]:
+        """What the function's callers pass, by parameter: this file's call sites, or, for a
+        top-level function no call of this file reaches, the callers in other files."""
+        if info.calls:
+            if self.called_elsewhere(info):
+                # other files call it too, with what this file cannot see: a `True` one of this
+                # file's calls passes (`SegmentationLosses(cuda=True)` in a self-test) is not
+                # the value of the flag
+                return {
+                    name: UNKNOWN if value.kind is Kind.HOST and value.flag == "constant" else value
+                    for name, value in info.args.items()
+                }
+            return info.args
+        if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
+            return self.incoming[info.name]
+        if info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
+            return self.incoming.get(f"{info.klass.node.name.value}.{info.name}", {})  # built or called in other files
+        return {}
+
+    def called_elsewhere(self, info: FunctionInfo) -> bool:
+        """Another file of the run names the function, or the class whose method it is."""
+        owner = info.klass.node if info.klass is not None else info.node
+        return self.data.parent.get(id(owner)) is self.module and owner.name.value in self.named_elsewhere
+
+    def self_value(self, info: FunctionInfo) -> Value:
+        klass = info.klass
+        assert klass is not None
+        if info.world == "module":
+            return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", klass.node)}), cls=klass.node)
+        return Value(Kind.DATASET if klass.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=klass.node)
+
 
 def _joined_names(seen: dict[str, Value] | None, env: dict[str, Value]) -> dict[str, Value]:
     """The module's names as every call so far saw them: a name some call did not see bound is
@@ -245,6 +346,6 @@ def _switched_on(summary: FunctionSummary, args: Args) -> bool:
     for index, (arg, value) in enumerate(args):
         if arg.star:
             return False
-        if calls.parameter_name(arg, index, summary.params) == summary.switch:
+        if arguments.parameter_name(arg, index, summary.params) == summary.switch:
             return value.truth is True
     return summary.switch_default

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from devfix.analysis import calls, operations
+from devfix.analysis import arguments, calls, operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.callers import kept_defaults
-from devfix.analysis.classes import ClassFlow, ClassInfo
+from devfix.analysis.classes import ClassFlow
+from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.collect import Collected
 from devfix.analysis.evaluate import Frame
 from devfix.analysis.functions import FunctionFlow, FunctionInfo
@@ -44,7 +44,6 @@ from devfix.analysis.values import (
     Place,
     Slot,
     Value,
-    constant,
     join,
     join_slots,
     members,
@@ -355,12 +354,12 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                 return self.call_linked_method(frame, node, linked, receiver, args)
         if cls is not None and cls.sets_attributes_wholesale and name not in api.NN_MODULE_METHODS:
             # an attribute set at run time: `self.frozen_func(x=...)` after `self.__dict__.update(locals())`
-            calls._escape_all(frame, args)
+            arguments.escape_all(frame, args)
             return UNKNOWN
         if receiver.place is Place.UNKNOWN or self._project_method(name):
             # `segan.generate(x)` where `segan` is one of two project models: what the method
             # returns (a NumPy array, a tuple) is its own, not a forward pass's
-            calls._escape_all(frame, args)
+            arguments.escape_all(frame, args)
             return UNKNOWN
         # a method of a module of unknown class (`model.generate(ids)`, `model.encode(x)`)
         return calls.module_call(frame, node, receiver, args)
@@ -381,13 +380,13 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
 
     # -- data ------------------------------------------------------------------------------------------------
     def loader(self, frame: Frame, node: cst.Call, args: Args) -> Value:
-        dataset_arg = calls._keyword(args, "dataset") or (
-            calls._positional(args)[0] if calls._positional(args) else None
+        dataset_arg = arguments.keyword(args, "dataset") or (
+            arguments.positional(args)[0] if arguments.positional(args) else None
         )
         dataset = dataset_arg[1] if dataset_arg is not None else UNKNOWN
-        pin = calls._keyword(args, "pin_memory")
-        workers = calls._keyword(args, "num_workers")
-        collate = calls._keyword(args, "collate_fn") is not None
+        pin = arguments.keyword(args, "pin_memory")
+        workers = arguments.keyword(args, "num_workers")
+        collate = arguments.keyword(args, "collate_fn") is not None
         info = LoaderInfo(
             node,
             dataset,
@@ -417,10 +416,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
 
     def load(self, frame: Frame, node: cst.Call, args: Args) -> Value:
         self.loads.append((node, args))
-        location = calls._keyword(args, "map_location")
-        if location is None and len(calls._positional(args)) > 1:
-            location = calls._positional(args)[1]
-        place = calls._target_place(location[1], location[0].value) if location is not None else Place.UNKNOWN
+        location = arguments.keyword(args, "map_location")
+        if location is None and len(arguments.positional(args)) > 1:
+            location = arguments.positional(args)[1]
+        place = arguments.target_place(location[1], location[0].value) if location is not None else Place.UNKNOWN
         if place is Place.NONE:
             place = Place.UNKNOWN
         # a checkpoint holds anything: tensors, a state dict, a whole pickled module, numbers
@@ -543,7 +542,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         params = info.parameters()
         for param in params:
             name = param.name.value
-            value = env[name] = self._parameter_value(info, param)
+            value = env[name] = self.parameter_value(info, param)
             if value.kind is Kind.MODULE and value.obj is not None:
                 for member in members(value.obj):
                     heap[member] = (value.place, value.origins)
@@ -551,7 +550,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             if isinstance(extra, cst.Param):
                 env[extra.name.value] = UNKNOWN
         if info.klass is not None and info.self_name is not None:
-            env[info.self_name] = self._self_value(info)
+            env[info.self_name] = self.self_value(info)
         frame = Frame(self, info.node, info.scope, function=info, world=info.world, env=env, heap=heap)
         for decorator in info.node.decorators:
             # `@torch.no_grad()`, `@torch.inference_mode()`: the whole body computes without grad
@@ -578,7 +577,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             bool(sites)
             and all(id(site) in self.quiet_calls for site in sites)
             and id(info.node) not in self.escaped_functions
-            and not self._called_elsewhere(info)
+            and not self.called_elsewhere(info)
             and info.klass is None  # a method may also be handed on as `self.method`, unseen
         )
 
@@ -629,105 +628,6 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
     def _in_init(self, node: cst.CSTNode) -> bool:
         owner = self.owner_function(node)
         return owner is not None and owner.name == "__init__"
-
-    def _parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
-        name = param.name.value
-        if info.world == "module":
-            if info.name == "__init__":
-                held = self.init_modules.get((id(info.node), name))
-                if held is not None:  # a submodule to hold, of a known class: it lives with its holder
-                    return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", param, name=name)}), cls=held)
-                return UNKNOWN  # sizes, flags, layers to hold: configuration, not activations
-            if name in info.module_inputs:
-                return Value(Kind.TENSOR, Place.DEVICE, frozenset({Origin("module", param, name=name)}))
-            passed = self.arguments_of(info).get(name)  # from the callers of a moved module (this file's or others')
-            origin = Origin("param", param, name=name, note="callers of the moved module")
-            if passed is not None and passed.kind is Kind.TENSOR and passed.place is Place.DEVICE:
-                return Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
-            if (
-                passed is not None
-                and passed.kind is Kind.STRUCT
-                and passed.items
-                and all(item.kind is Kind.TENSOR and item.place is Place.DEVICE for item in passed.items)
-            ):
-                # `encoder((words, lengths))`: a tuple of tensors the callers put on the device
-                item = Value(Kind.TENSOR, Place.DEVICE, frozenset({origin}))
-                return Value(Kind.STRUCT, Place.DEVICE, frozenset({origin}), items=(item,) * len(passed.items))
-            return Value(Kind.TENSOR, Place.UNKNOWN, param=info.node)
-        known = self.arguments_of(info)
-        if name in known:
-            value = known[name]
-            if not info.calls and value.place is Place.DEVICE and not value.origins:
-                # from callers in other files: the evidence here is the parameter they fill
-                return replace(
-                    value, origins=frozenset({Origin("param", param, name=name, note="callers in other files")})
-                )
-            return value
-        kept = self.kept_defaults(info)
-        if name in kept:
-            return constant(kept[name])  # no call in the run passes it (`fix=True` left alone)
-        if not info.calls and api.LOADER_NAME.match(name):
-            # spec: a parameter whose name says "data loader" is one (its batches are CPU tensors)
-            element = Value(Kind.STRUCT, Place.CPU, element=Value(Kind.TENSOR, Place.CPU))
-            return Value(Kind.LOADER, Place.CPU, obj=id(param), element=element)
-        return UNKNOWN
-
-    def kept_defaults(self, info: FunctionInfo) -> dict[str, bool]:
-        """The `True`/`False` defaults of a script function that no call in the run overrides."""
-        if not self.callers_pass:
-            return {}
-        if self.data.parent.get(id(info.node)) is self.module:
-            key = info.name
-        elif info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
-            key = f"{info.klass.node.name.value}.{info.name}"
-        else:
-            return {}
-        params = info.parameters()
-        if info.self_name is not None and params and params[0].name.value == info.self_name:
-            params = params[1:]
-        positional = {id(p) for p in (*info.node.params.posonly_params, *info.node.params.params)}
-        spec = [
-            (
-                p.name.value,
-                id(p) in positional,
-                p.default.value == "True"
-                if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
-                else None,
-            )
-            for p in params
-        ]
-        return kept_defaults(spec, self.callers_pass.get(key))
-
-    def arguments_of(self, info: FunctionInfo) -> dict[str, Value]:
-        """What the function's callers pass, by parameter: this file's call sites, or, for a
-        top-level function no call of this file reaches, the callers in other files."""
-        if info.calls:
-            if self._called_elsewhere(info):
-                # other files call it too, with what this file cannot see: a `True` one of this
-                # file's calls passes (`SegmentationLosses(cuda=True)` in a self-test) is not
-                # the value of the flag
-                return {
-                    name: UNKNOWN if value.kind is Kind.HOST and value.flag == "constant" else value
-                    for name, value in info.args.items()
-                }
-            return info.args
-        if info.klass is None and info.name in self.incoming and self.data.parent.get(id(info.node)) is self.module:
-            return self.incoming[info.name]
-        if info.klass is not None and self.data.parent.get(id(info.klass.node)) is self.module:
-            return self.incoming.get(f"{info.klass.node.name.value}.{info.name}", {})  # built or called in other files
-        return {}
-
-    def _called_elsewhere(self, info: FunctionInfo) -> bool:
-        """Another file of the run names the function, or the class whose method it is."""
-        owner = info.klass.node if info.klass is not None else info.node
-        return self.data.parent.get(id(owner)) is self.module and owner.name.value in self.named_elsewhere
-
-    def _self_value(self, info: FunctionInfo) -> Value:
-        klass = info.klass
-        assert klass is not None
-        if info.world == "module":
-            return Value(Kind.MODULE, Place.DEVICE, frozenset({Origin("module", klass.node)}), cls=klass.node)
-        return Value(Kind.DATASET if klass.kind == "dataset" else Kind.OTHER, Place.UNKNOWN, cls=klass.node)
 
     def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: dict[str, Value]) -> None:
         info.param_moves = {}

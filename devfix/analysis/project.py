@@ -17,9 +17,8 @@ name): it only ever stops a declaration, never adds an edit.
   hard-coded `.cuda()` in it crashes nothing (reach.py); a package's functions are its API
   and are always taken to run.
 
-- which project file an import names (`from model import Net`, `from .data import load`,
-  `import utils`): the importing file's folder and its parents are searched, as Python's
-  path does for a script run from the repository (`ProjectIndex`). The files are analysed
+- which project file an import names (imports.py), and which files need the CUDA runtime as
+  soon as they are imported (extensions.py). The files are analysed
   imported-first (`analysis_order`), and each leaves a summary (linking.py) that its importers'
   analyses read: one pass per file, plus this linking.
 """
@@ -27,19 +26,26 @@ name): it only ever stops a declaration, never adds an edit.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
-import sys
 import weakref
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from devfix.analysis.callers import COMMENT, WORD, Passed, code_words, passed_arguments
+from devfix.analysis.extensions import builds_cuda_on_import, cuda_extension_names, imports_gpu_package
+from devfix.analysis.imports import (
+    IMPORT,
+    ProjectIndex,
+    dotted,
+    import_components,
+    import_statements,
+    imported_modules,
+    imports_any,
+    module_attributes,
+)
 from devfix.analysis.linking import Export, Linker, ModuleSummary
-from devfix.analysis.torch_api import GPU_ONLY_PACKAGES, NN_MODULE_METHODS
-from devfix.analysis.values import UNKNOWN, Kind, Place, Value
+from devfix.analysis.torch_api import NN_MODULE_METHODS
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
@@ -47,24 +53,9 @@ _INDENTED_DEF = re.compile(rb"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTI
 _TOP_LINE = re.compile(rb"^[^ \t\n\x0b\x0c#][^\n]*", re.MULTILINE)  # not blank, not indented, not a comment
 _TOP_NAME = re.compile(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-_TOP_IMPORT = re.compile(
-    rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE
-)
-# `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
-# `_backend = load(name="inplace_abn", sources=[..."inplace_abn_cuda.cu"])` at a module's top:
-# importing the module compiles CUDA code, which needs the CUDA toolkit and a GPU.
-_JIT_LOAD = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*=[ \t]*(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
-_CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
-# `Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], libraries=['cudart'])`: a compiled
-# module with CUDA sources, built in place beside its setup script (py-faster-rcnn's NMS).
-_COMPILED_EXTENSION = re.compile(
-    rb"\b(?:CUDA)?Extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]"
-)
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:")
 _TOP_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*)\))?[ \t]*:", re.MULTILINE)
 _MODULE_BASES = frozenset({b"nn.Module", b"torch.nn.Module", b"Module"})
-# Files that make a folder an installable distribution: its packages are a library's API.
-_PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 # Functions some tool runs by their name alone: pytest's hooks and set-ups, dunders; and, in
 # the files pytest collects (`test_*.py`, `*_test.py`), its tests. A `test_epoch()` of a
 # `train.py` is the project's own evaluation helper: only a call runs it (GraphRNN's train.py).
@@ -147,9 +138,7 @@ class ProjectFacts:
         index = ProjectIndex([path for path, _ in files])
         index.add_search_paths(files)
         components = import_components(files, index) if paths else {}
-        extensions = frozenset(
-            name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data)
-        )
+        extensions = cuda_extension_names(files)
         defined = script_functions(files, index) if len(files) > 1 or _notebook(files) else {}
         return cls(
             frozenset(paths),
@@ -270,297 +259,6 @@ def _depth_first(needs: list[list[int]]) -> list[int]:
     return order
 
 
-_IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import\b[ \t]*\(?([\w \t,]*)|import[ \t]+([\w. \t,]+))", re.MULTILINE
-)
-# Names that are never a project's own module, whatever files lie around.
-NOT_PROJECT = frozenset(
-    {
-        "torch",
-        "torchvision",
-        "torchaudio",
-        "torchtext",
-        "numpy",
-        "scipy",
-        "pandas",
-        "sklearn",
-        "PIL",
-        "matplotlib",
-        "tqdm",
-        "transformers",
-        "lightning",
-        "pytorch_lightning",
-        "timm",
-        "cv2",
-    }
-)
-STDLIB: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
-
-
-class ProjectIndex:
-    """The run's Python files by the module names their importers may use."""
-
-    def __init__(self, paths: Iterable[str]) -> None:
-        self.files: dict[str, str] = {}  # normalised absolute path -> display path
-        self.others = 0  # the run's files nothing can import (notebooks), which may import these
-        for path in paths:
-            if path.endswith(".py"):
-                self.files[os.path.normcase(os.path.abspath(path))] = path
-            else:
-                self.others += 1
-        self._distributions: dict[str, bool] = {}  # folder -> holds packaging metadata
-        self.tops: set[str] = set()  # first components of every name some file could be imported by
-        for absolute in self.files:
-            folder, base = os.path.split(absolute)
-            self.tops.add(base[:-3] if base != "__init__.py" else os.path.basename(folder))
-            self.tops.update(part for part in folder.split(os.sep) if part)
-        self.search_paths: dict[str, list[str]] = {}  # normalised absolute path -> folders it puts on sys.path
-        self._installed: dict[str, str] | None = None  # a package a setup script of the run installs -> its folder
-        self._imports: dict[str, tuple[bytes, list[str]]] = {}  # importer -> (its bytes, what they import)
-
-    def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
-        """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
-        `add_path(osp.join(this_dir, '..', 'lib'))`), read from the text, kept only where they
-        hold files of the run. An importer of such a file (`import _init_paths`) then finds
-        `import dataset` in `lib/`, as Python does."""
-        folders = {os.path.dirname(absolute) for absolute in self.files}
-        holders = {parent for folder in folders for parent in _ancestors(folder)}
-        for path, data in files:
-            if b"sys.path" not in data or not path.endswith(".py"):
-                continue
-            here = os.path.dirname(os.path.abspath(path))
-            found = [root for root in _search_path_texts(here, data) if root in holders]
-            if found:
-                self.search_paths[os.path.normcase(os.path.abspath(path))] = found
-
-    @property
-    def several(self) -> bool:
-        """The run has more than one file: its files may link to one another."""
-        return len(self.files) + self.others > 1
-
-    def missing_imports(self, importer: str, data: bytes) -> frozenset[str]:
-        """The modules `importer` imports at its top level (unindented `import a.b`,
-        `from a.b import c`) that cannot exist: `a` is a folder of the project's files, and
-        no folder named `a` where Python could look holds a `b` of any kind (`.py`, package,
-        extension, stub). Importing it raises ImportError on every machine."""
-        found: set[str] = set()
-        for match in _TOP_IMPORT.finditer(data):
-            for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
-                name = name.strip().split(" ")[0]
-                if self._missing(importer, name):
-                    found.add(name)
-        return frozenset(found)
-
-    def imports_of(self, importer: str, data: bytes, paths: set[str]) -> frozenset[str]:
-        """The modules `importer` imports at its top level that are among the run's `paths`
-        (files that cannot be parsed: importing one raises SyntaxError on every machine, as
-        `input.cuda(async=True)` does since Python 3.7)."""
-        if not paths:
-            return frozenset()
-        found: set[str] = set()
-        for match in _TOP_IMPORT.finditer(data):
-            for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
-                name = name.strip().split(" ")[0]
-                if name and self.resolve(importer, name, 0) in paths:
-                    found.add(name)
-        return frozenset(found)
-
-    def _missing(self, importer: str, module: str) -> bool:
-        parts = module.split(".")
-        if len(parts) < 2 or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
-            return False
-        folder = os.path.dirname(os.path.abspath(importer))
-        seen_package = False
-        while True:
-            base = os.path.join(folder, parts[0])
-            if os.path.isfile(base + ".py"):
-                return False  # a module of that name: not a package of the project, be careful
-            if os.path.isdir(base):
-                seen_package = True
-                if _provides(base, parts[1:]):
-                    return False
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return seen_package
-            folder = parent
-
-    def in_library(self, path: str) -> bool:
-        """The file belongs to a package of an installable distribution (a `setup.py`,
-        `setup.cfg` or a `pyproject.toml` with a `[project]` or build table above it): others
-        import its functions, which count as called. A package of a repository that nothing
-        installs (`utils/` beside the training scripts) is only used by the run's own files."""
-        if not self.in_package(path):
-            return False
-        folder = os.path.dirname(os.path.abspath(path))
-        while True:
-            if folder not in self._distributions:
-                self._distributions[folder] = any(_packages(os.path.join(folder, name)) for name in _PACKAGING)
-            if self._distributions[folder]:
-                return True
-            parent = os.path.dirname(folder)
-            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
-                return False  # a repository's root ends the search
-            folder = parent
-
-    def in_package(self, path: str) -> bool:
-        """The file's folder is a package of the run (it has an `__init__.py`)."""
-        folder = os.path.dirname(os.path.normcase(os.path.abspath(path)))
-        return os.path.join(folder, "__init__.py") in self.files
-
-    def resolve(self, importer: str, module: str | None, level: int) -> str | None:
-        """The display path of the project file `from <dots><module> import ...` in `importer`
-        names, if it is one of the run's files."""
-        folder = os.path.dirname(os.path.abspath(importer))
-        parts = module.split(".") if module else []
-        if level:
-            for _ in range(level - 1):
-                folder = os.path.dirname(folder)
-            return self._file(folder, parts) if parts else self._file(folder, [], package=True)
-        if not parts or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
-            return None
-        start = folder
-        while True:
-            found = self._file(folder, parts)
-            if found is not None:
-                return found
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-        for root in self._search_paths_of(importer, start):
-            found = self._file(root, parts)
-            if found is not None:
-                return found
-        home = self.installed().get(parts[0])
-        return self._file(home, parts) if home is not None else None
-
-    def installed(self) -> dict[str, str]:
-        """The packages of the run that sit beside a packaging file (`pointnet2_ops_lib/setup.py`
-        beside `pointnet2_ops_lib/pointnet2_ops/`): once installed, any script imports them by
-        name. Each name maps to the folder it is found in; a name found twice maps to none."""
-        if self._installed is None:
-            found: dict[str, str | None] = {}
-            for absolute in self.files:
-                folder, base = os.path.split(absolute)
-                if base != "__init__.py":
-                    continue
-                parent, name = os.path.split(folder)
-                if os.path.join(parent, "__init__.py") in self.files:
-                    continue  # a subpackage
-                if any(os.path.isfile(os.path.join(parent, packaging)) for packaging in _PACKAGING):
-                    found[name] = None if name in found else parent
-            self._installed = {name: parent for name, parent in found.items() if parent is not None}
-        return self._installed
-
-    def _search_paths_of(self, importer: str, folder: str) -> list[str]:
-        """The folders `importer` puts on `sys.path`, itself or through a sibling module it
-        imports for that (`import _init_paths`, which Python finds beside the script)."""
-        if not self.search_paths:
-            return []
-        found = list(self.search_paths.get(os.path.normcase(os.path.abspath(importer)), []))
-        for inserter, roots in self.search_paths.items():
-            if os.path.dirname(inserter) == os.path.normcase(folder) and inserter != os.path.normcase(
-                os.path.abspath(importer)
-            ):
-                found += roots
-        return found
-
-    def _file(self, folder: str, parts: list[str], package: bool = False) -> str | None:
-        base = os.path.join(folder, *parts)
-        if not package:
-            found = self.files.get(os.path.normcase(base + ".py"))
-            if found is not None:
-                return found
-        return self.files.get(os.path.normcase(os.path.join(base, "__init__.py")))
-
-    def lookup(
-        self, summaries: dict[str, ModuleSummary], importer: str, module: str | None, level: int, name: str | None
-    ) -> Export | None:
-        """What `from <module> import <name>` binds in `importer`, from the summary of the
-        file it names (a submodule imported by name is not followed). For `*`, a value whose
-        attributes name what the file exports."""
-        path = self.resolve(importer, module, level)
-        if path is None or path == importer:
-            return None
-        summary = summaries.get(path)
-        if summary is None or name is None:
-            return None
-        if name == "*":
-            return Value(
-                Kind.OTHER, Place.UNKNOWN, attrs=tuple((n, UNKNOWN) for n in summary.names if not n.startswith("_"))
-            )
-        return summary.names.get(name)
-
-    def imports(self, importer: str, data: bytes) -> list[str]:
-        """The run's files that `importer` imports, from a text scan; asked once per file's bytes
-        (the order, the import groups, the dead-class scans all ask)."""
-        known = self._imports.get(importer)
-        if known is not None and known[0] is data:
-            return known[1]
-        found = self._scan_imports(importer, data)
-        self._imports[importer] = (data, found)
-        return found
-
-    def _scan_imports(self, importer: str, data: bytes) -> list[str]:
-        found: list[str] = []
-        for match in _IMPORT.finditer(data):
-            dots, module, imported, plain = match.groups()
-            names = (
-                [module.decode("ascii", "replace")]
-                if plain is None
-                else [n.strip().split()[0] for n in plain.decode("ascii", "replace").split(",") if n.strip()]
-            )
-            if plain is None and imported:
-                # `from utils import array_tool as at`: a submodule imported by name runs first too
-                prefix = module.decode("ascii", "replace")
-                names += [
-                    f"{prefix}.{n.split()[0]}" if prefix else n.split()[0]
-                    for n in imported.decode("ascii", "replace").split(",")
-                    if n.strip()
-                ]
-            for name in names:
-                parts = name.split(".") if name else [""]
-                # `import a.b.c` runs a/__init__.py and a/b/__init__.py first
-                for depth in range(1, len(parts) + 1):
-                    path = self.resolve(importer, ".".join(parts[:depth]) or None, len(dots or b""))
-                    if path is not None and path not in found and path != importer:
-                        found.append(path)
-        return found
-
-
-def import_components(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, int]:
-    """Each file's group: files that import one another, directly or through others, share one."""
-    parent = {path: path for path, _ in files}
-
-    def root(path: str) -> str:
-        while parent[path] != path:
-            parent[path] = parent[parent[path]]
-            path = parent[path]
-        return path
-
-    for path, data in files:
-        for imported in index.imports(path, data):
-            if imported in parent:
-                parent[root(imported)] = root(path)
-    roots: dict[str, int] = {}
-    return {path: roots.setdefault(root(path), len(roots)) for path, _ in files}
-
-
-def _provides(folder: str, parts: list[str]) -> bool:
-    """`folder` holds the submodule `parts` in some form Python can import."""
-    for _index, part in enumerate(parts):
-        try:
-            entries = os.listdir(folder)
-        except OSError:
-            return True  # cannot tell: assume it is there
-        if not any(entry == part or entry.startswith(part + ".") for entry in entries):
-            return False
-        folder = os.path.join(folder, part)
-        if not os.path.isdir(folder):
-            return True  # a module file: what follows is an attribute, or an error we do not claim
-    return True
-
-
 _DEF_NAME = re.compile(rb"\bdef[ \t]+(\w+)")
 
 
@@ -591,9 +289,9 @@ def unreferenced_functions(
         written = [word for word in WORD.findall(code) if word in wanted]
         counts.update(written)
         method_counts.update(written)
-        modules = _imported_modules(code) if written else None
+        modules = imported_modules(code) if written else None
         if modules:
-            method_counts.subtract(name for name in _module_attributes(code, modules) if name in wanted)
+            method_counts.subtract(name for name in module_attributes(code, modules) if name in wanted)
     own = {path: _own_uses(code, {n for n in _TOP_DEF.findall(data) if n in wanted}) for path, data, code in codes}
     everyone: Counter[bytes] = Counter()  # the uses of every file's own copy, summed once (not per file: quadratic)
     for uses in own.values():
@@ -754,13 +452,13 @@ def _wholes(importer: str, data: bytes, index: ProjectIndex) -> frozenset[str]:
 def _imports_whole(importer: str, data: bytes, index: ProjectIndex) -> set[str]:
     """The run's files `importer` binds as a module, or all of whose names it imports."""
     candidates: list[tuple[str | None, int]] = []
-    for level, module, imported, plain in _import_statements(data):
+    for level, module, imported, plain in import_statements(data):
         if plain is not None:
             candidates += [(name, 0) for name in plain]
             continue
         if "*" in imported or not imported:
             candidates.append((module or None, level))
-        candidates += [(name, level) for name in _dotted(module, [n for n in imported if n != "*"])]
+        candidates += [(name, level) for name in dotted(module, [n for n in imported if n != "*"])]
     found = {index.resolve(importer, name, level) for name, level in candidates}
     return {target for target in found if target is not None}
 
@@ -779,7 +477,7 @@ def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[st
         # a package's `__init__.py` found for `from solver import Solver` may not be what runs:
         # the scripts may put `src/solver/` itself on the path, so its solver.py may be meant
         stems = {_stem(found) for found in resolved if not found.endswith("__init__.py")}
-        for match in _IMPORT.finditer(data):
+        for match in IMPORT.finditer(data):
             for word in WORD.findall(b" ".join(group for group in match.groups() if group)):
                 name = word.decode("ascii", "replace")
                 if name not in stems:
@@ -817,7 +515,7 @@ def _own_uses(data: bytes, names: set[bytes]) -> Counter[bytes]:
     if not names:
         return uses
     imported = {
-        word for match in _IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)
+        word for match in IMPORT.finditer(data) for group in match.groups() if group for word in WORD.findall(group)
     }
     # the names alone, as whole words not after a dot, found by `bytes.find` (a file defines a
     # few functions; a regex built per file cost more to compile than to run)
@@ -886,124 +584,6 @@ def keeps_plain_gpu_tensors(data: bytes) -> bool:
     weights, also once devfix has fixed them): maybe a plain tensor attribute of a module on the
     GPU, which `.cuda()` of the module does not move."""
     return (b".cuda(" in data or b".to(" in data) and _PLAIN_GPU_TENSOR.search(data) is not None
-
-
-def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:
-    """The files that compile CUDA sources at their top (`_backend = load(..., sources=[...".cu"])`
-    of `torch.utils.cpp_extension`) or import a module a setup script of the run compiles from
-    CUDA sources, and every file whose top-level imports reach one."""
-    compiled = _compiled_cuda_modules(files)
-    tops = {path: _module_level_imports(data) for path, data in files}
-    found = {
-        path
-        for path, data in files
-        if (b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data))
-        or (compiled and _imports_compiled(path, tops[path], compiled))
-    }
-    if not found:
-        return frozenset()
-    importers: dict[str, list[str]] = {}
-    for path, _ in files:
-        for imported in index.imports(path, tops[path]):
-            importers.setdefault(imported, []).append(path)
-    todo = list(found)
-    while todo:
-        for importer in importers.get(todo.pop(), []):
-            if importer not in found:
-                found.add(importer)
-                todo.append(importer)
-    return frozenset(found)
-
-
-_PATH_JOIN = re.compile(rb"\bjoin\(\s*([^'\"(),]+(?:\([^()]*\))?)\s*((?:,\s*['\"][\w.\-]+['\"]\s*)+)\)")
-_PATH_LITERAL = re.compile(rb"sys\.path\.(?:append|insert)\((?:\s*0\s*,)?\s*['\"]([\w./\-]+)['\"]\s*\)")
-_PATH_OF_FILE = re.compile(rb"sys\.path\.(?:append|insert)\((?:\s*0\s*,)?([^\n]*__file__[^\n]*)")
-
-
-def _search_path_texts(here: str, data: bytes) -> list[str]:
-    """The folders a file's text puts on `sys.path`, as absolute paths: joins of the file's
-    folder with literal parts, literal paths (from the script's folder, where it is run), and
-    `dirname(dirname(abspath(__file__)))` chains."""
-    found = []
-    for _base, parts in _PATH_JOIN.findall(data):
-        pieces = [piece.strip().strip("'\"") for piece in parts.decode("utf-8", "replace").split(",") if piece.strip()]
-        found.append(os.path.normpath(os.path.join(here, *pieces)))
-    for literal in _PATH_LITERAL.findall(data):
-        found.append(os.path.normpath(os.path.join(here, literal.decode("utf-8", "replace"))))
-    for call in _PATH_OF_FILE.findall(data):
-        ups = call.count(b"dirname(") - 1
-        if 0 < ups < 5 and b"join(" not in call:
-            folder = here
-            for _ in range(ups):
-                folder = os.path.dirname(folder)
-            found.append(folder)
-    return [os.path.normcase(folder) for folder in found]
-
-
-def _ancestors(folder: str) -> Iterable[str]:
-    while True:
-        yield folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return
-        folder = parent
-
-
-_TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
-
-
-def _module_level_imports(data: bytes) -> bytes:
-    """The import lines that must succeed when the file is imported: at its top, or in a
-    top-level `try:`/`except:` block whose fallback compiles CUDA sources itself
-    (pointnet2_ops' `try: import pointnet2_ops._ext` / `except ImportError: load(... .cu)`);
-    not an optional import (RAFT's `try: import alt_cuda_corr` / `except: pass`), nor those of
-    a function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
-    found = []
-    in_try = False
-    compiles = b"cpp_extension" in data and b".cu" in data
-    for line in data.splitlines():
-        if line[:1].strip():
-            in_try = _TOP_BLOCK.match(line) is not None
-            if line.startswith((b"import ", b"from ")):
-                found.append(line)
-        elif in_try and compiles and line.lstrip().startswith((b"import ", b"from ")):
-            found.append(line.lstrip())
-    return b"\n".join(found)
-
-
-def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
-    """Where the modules that the run's setup scripts compile from CUDA sources land, as
-    slash paths beside the script (`lib/nms/gpu_nms`): importing one needs the CUDA runtime."""
-    found = set()
-    for path, data in files:
-        if b"Extension(" not in data or (b".cu" not in data and b"CUDAExtension" not in data):
-            continue
-        folder = posixpath.dirname(path.replace(os.sep, "/"))
-        names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
-        names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
-        for name in names:
-            module = name.decode("ascii", "replace").replace(".", "/")
-            found.add(posixpath.join(folder, module) if folder else module)
-    return frozenset(found)
-
-
-def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:
-    """`from .gpu_nms import gpu_nms` beside the setup script that builds it, or an absolute
-    `import nms.gpu_nms` whose dotted path ends where the module lands."""
-    folder = posixpath.dirname(path.replace(os.sep, "/"))
-    for level, module, imported, plain in _import_statements(top):
-        names = plain if plain is not None else [module, *_dotted(module, imported)]
-        for name in filter(None, names):
-            target = name.replace(".", "/")
-            if level:
-                base = folder
-                for _ in range(level - 1):
-                    base = posixpath.dirname(base)
-                if (posixpath.join(base, target) if base else target) in compiled:
-                    return True
-            elif any(module_path == target or module_path.endswith("/" + target) for module_path in compiled):
-                return True
-    return False
 
 
 def named_in_own_file(data: bytes, name: str) -> bool:
@@ -1123,81 +703,6 @@ def _closed_methods(data: bytes, closed: dict[bytes, bool], *, every: bool = Fal
         if match.group(1) == indent and not (closed[owner] and method.decode("ascii", "replace") in NN_MODULE_METHODS):
             found.append((f"{owner.decode('ascii', 'replace')}.{method.decode('ascii', 'replace')}", method))
     return found
-
-
-def _packages(path: str) -> bool:
-    """`path` is packaging metadata: a `setup.py` or `setup.cfg`, or a `pyproject.toml` that
-    describes a distribution (not one that only configures tools, devfix among them)."""
-    if not os.path.isfile(path):
-        return False
-    if not path.endswith(".toml"):
-        return True
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(200_000)
-    except OSError:
-        return False
-    return re.search(rb"^\[(?:project|build-system|tool\.poetry)\]", text, re.MULTILINE) is not None
-
-
-def imports_gpu_package(data: bytes) -> bool:
-    """The file imports, at its top level, a package that only works with a GPU (`from
-    cupy.cuda import function`, `pynvrtc`): its own code is GPU code by design."""
-    for match in _TOP_IMPORT.finditer(data):
-        for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
-            if name.strip().split(" ")[0].split(".")[0] in GPU_ONLY_PACKAGES:
-                return True
-    return False
-
-
-def _import_statements(data: bytes) -> Iterable[tuple[int, str, list[str], list[str] | None]]:
-    """Each import statement of the text, decoded once: (its dots, the `from` module, the names
-    it imports from it, or the modules of a plain `import a, b.c as d`)."""
-    for match in _IMPORT.finditer(data):
-        dots, module, imported, plain = (
-            g.decode("ascii", "replace") if g is not None else None for g in match.groups()
-        )
-        names = [n.split()[0] for n in (imported or "").split(",") if n.strip()]
-        modules = [n.split()[0] for n in plain.split(",") if n.strip()] if plain is not None else None
-        yield len(dots or ""), module or "", names, modules
-
-
-def _dotted(module: str, names: list[str]) -> list[str]:
-    """`from a import b, c` as the modules it may bind: `a.b`, `a.c` (`b` after `from . import b`)."""
-    return [f"{module}.{name}" if module else name for name in names]
-
-
-def imports_any(data: bytes, modules: frozenset[str]) -> bool:
-    """The file imports one of `modules` by its full name (`import m`, `import m as x`,
-    `from m import f`, `from pkg import m` for `pkg.m`)."""
-    if not modules:
-        return False
-    for level, module, imported, plain in _import_statements(data):
-        if level:
-            continue
-        names = plain if plain is not None else [module, *_dotted(module, imported)]
-        if any(name in modules for name in names):
-            return True
-    return False
-
-
-def _module_attributes(code: bytes, modules: set[bytes]) -> list[bytes]:
-    """The attributes read off the imported `modules` (`load` of `torch.load`): a regex made of
-    those few names, so that the file's other words are never tried."""
-    receivers = b"|".join(re.escape(module) for module in sorted(modules))
-    return re.findall(rb"(?<![\w.])(?:" + receivers + rb")[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)", code)
-
-
-def _imported_modules(data: bytes) -> set[bytes]:
-    """The names `import torch`, `import numpy as np`, `import os.path` bind: `torch.load` is
-    the module's function, not a reference to a method called `load`."""
-    names: set[bytes] = set()
-    for clause in (match.group(4) for match in _IMPORT.finditer(data) if match.group(4)):
-        for part in clause.split(b","):
-            words = part.split()
-            if words:
-                names.add(words[-1] if len(words) == 3 and words[1] == b"as" else words[0].split(b".")[0])
-    return names
 
 
 def functions_choosing_gpus(data: bytes) -> set[str]:

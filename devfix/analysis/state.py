@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
-    from devfix.analysis.classes import ClassInfo
+    from devfix.analysis.classinfo import ClassInfo
     from devfix.analysis.collect import Collected
     from devfix.analysis.evaluate import Frame
     from devfix.analysis.functions import Args, FunctionInfo
@@ -47,6 +47,10 @@ class FlowState:
     escaped_functions: set[int]
     namespace_devices: set[str]  # devices the program keeps on its options (`args.device = ...`)
     assume_unmoved: frozenset[int]  # DEV006's what-if: transfers (and linked datasets) taken as gone
+    module: cst.Module
+    callers_pass: dict[str, tuple[int, frozenset[str]]]
+    incoming: dict[str, dict[str, Value]]
+    named_elsewhere: frozenset[str]
     _device_params: dict[int, frozenset[str]]
     _cuda_defaults: dict[int, frozenset[str]]
 

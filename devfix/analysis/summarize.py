@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.classes import ClassInfo
+from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.datasets import class_transfers
 from devfix.analysis.functions import FunctionInfo
 from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported

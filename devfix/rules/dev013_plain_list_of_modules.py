@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from devfix.analysis.classes import ClassInfo
+from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.values import Kind
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext

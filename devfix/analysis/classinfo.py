@@ -1,0 +1,220 @@
+"""What devfix knows of one class of the file: its bases, methods and attributes.
+
+Built by `ClassFlow.define_class` (classes.py) and read by the flow and by the decisions
+above it (devices.py, datasets.py, summarize.py, DEV013). Kept apart from the flow so that a
+reader of a class's facts never imports the evaluator.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from devfix.analysis.linking import ClassSummary, MethodSummary
+from devfix.analysis.values import Kind, Origin, Place, Value, join
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    kind: str  # "module" | "dataset" | "other"
+    framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
+    opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
+    writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
+    writes_seen: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    settled: bool = False  # `attrs` were settled once (at the end of a pass, or after its `__init__`)
+    buffers: set[str] = field(default_factory=set)
+    registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
+    moves_inputs: bool = False  # a method moves its tensor parameters itself (`x.to(self.device)`)
+    places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
+    dynamic: bool = False  # a method sets attributes wholesale (`self.__dict__.update(locals())`)
+    called_attrs: set[str] = field(default_factory=set)  # `self.x(...)`, `self.x.conv1(...)`: used as layers
+    bases: tuple[ClassInfo, ...] = ()
+    linked: ClassSummary | None = None  # a class of another project file, as its summary says
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def linked_method(self, name: str) -> MethodSummary | None:
+        """A method defined in another project file (by this class or a base), unless a class
+        of this file overrides it."""
+        if name in self.methods:
+            return None
+        if self.linked is not None:
+            return self.linked.method(name)
+        for base in self.bases:
+            found = base.linked_method(name)
+            if found is not None:
+                return found
+        return None
+
+    def method(self, name: str) -> cst.FunctionDef | None:
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.bases:
+            found = base.method(name)
+            if found is not None:
+                return found
+        return None
+
+    def attribute(self, name: str) -> Value | None:
+        """What `self.name` holds, joined over the writes devfix sees; None when unknown,
+        as for every attribute of a class that sets its attributes wholesale."""
+        if self.sets_attributes_wholesale:
+            return None
+        if name in self.attrs:
+            return self.attrs[name]
+        for base in self.bases:
+            found = base.attribute(name)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def sets_attributes_wholesale(self) -> bool:
+        return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
+
+    @property
+    def held_params(self) -> frozenset[str]:
+        """The `__init__` parameters of a class whose only weights are the modules it is handed
+        and keeps as they are (`self.model = model` in `SVI(model)`, a loss or inference
+        wrapper): an instance lives where those arguments do. Empty for any other class."""
+        if self.linked is not None:
+            return self.linked.held_params
+        if self.buffers or self.bases:
+            return frozenset()
+        passed = self.passed_attrs()
+        held = set()
+        for name, value in self.attrs.items():
+            weighty = (value.kind is Kind.MODULE and not value.neutral) or (
+                name in self.called_attrs and value.kind is Kind.OTHER and value.place is Place.UNKNOWN
+            )
+            if value.kind is Kind.TENSOR and (value.grad or value.member):
+                return frozenset()
+            if weighty:
+                if name not in passed:
+                    return frozenset()
+                held.add(passed[name])
+        return frozenset(held)
+
+    def passed_attrs(self) -> dict[str, str]:
+        """The attributes `__init__` sets straight from one of its parameters (`self.model =
+        model`), which nothing else of the class writes: attribute -> parameter."""
+        init = self.methods.get("__init__")
+        if init is None:
+            return {}
+        positional = init.params.params
+        if not positional:
+            return {}
+        self_name = positional[0].name.value
+        params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
+        found: dict[str, str] = {}
+        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Attribute)
+                    and isinstance(small.targets[0].target.value, cst.Name)
+                    and small.targets[0].target.value.value == self_name
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value in params
+                ):
+                    found[small.targets[0].target.attr.value] = small.value.value
+        return {name: param for name, param in found.items() if len(self.writes_seen.get(name, [])) <= 1}
+
+    @property
+    def has_state(self) -> bool:
+        """Owns layers, parameters or buffers: what `.to()` moves (else calling it never meets a
+        weight of its own; a plain tensor attribute is DEV012's question)."""
+        if self.linked is not None and self.linked.has_state:
+            return True
+        if self.buffers or any(
+            (v.kind is Kind.MODULE and not v.neutral) or (v.kind is Kind.TENSOR and (v.grad or v.member))
+            for v in self.attrs.values()
+        ):
+            return True
+        if any(
+            name in self.called_attrs
+            and value.kind is Kind.OTHER
+            and value.place is Place.UNKNOWN
+            and value.qual is None
+            and value.cls is None  # not an instance of a plain class devfix knows (`DistModel()`)
+            for name, value in self.attrs.items()
+        ):
+            return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights
+        return any(base.has_state for base in self.bases)
+
+
+# Python >= 3.10 lists its standard library; on 3.9, the modules whose classes are commonly subclassed.
+STDLIB = getattr(
+    sys,
+    "stdlib_module_names",
+    frozenset(
+        {
+            "abc",
+            "collections",
+            "contextlib",
+            "dataclasses",
+            "enum",
+            "json",
+            "logging",
+            "multiprocessing",
+            "queue",
+            "threading",
+            "typing",
+            "unittest",
+            "argparse",
+            "io",
+            "string",
+            "numbers",
+            "types",
+        }
+    ),
+)
+
+
+def known_base(qual: str) -> bool:
+    """A base class devfix knows is not a module: the standard library's, or torch's own."""
+    top = qual.split(".")[0]
+    return bool(top) and (top in STDLIB or top == "torch")
+
+
+def through(cls: ClassInfo, value: Value) -> Value:
+    """An attribute of an instance of `cls`. When the class derives from one devfix cannot see,
+    the instance may be an `nn.Module` that is moved whole: its layers and tensors are where
+    the instance is, which devfix does not know."""
+    if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
+        return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
+    return value
+
+
+def registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
+    """`self.classifiers = [self.classifier1, self.classifier2]`: a plain list of layers that
+    are also the module's attributes, registered there, so on the module's device."""
+    registered = {v.obj for v in cls.attrs.values() if v.kind is Kind.MODULE and v.obj is not None}
+    if not registered or not struct.items:
+        return struct
+
+    def placed(item: Value) -> Value:
+        if item.kind is Kind.MODULE and item.obj in registered:
+            return replace(item, place=Place.DEVICE, origins=frozenset({origin}), obj=None)
+        return item
+
+    items = tuple(placed(item) for item in struct.items)
+    element = struct.element
+    if element is not None and element.kind is Kind.MODULE:
+        for item in items:
+            element = item if element is struct.element else join(element, item)
+    return replace(struct, items=items, element=element)
+
+
+def defines_name(cls: ClassInfo, name: str) -> bool:
+    return cls.method(name) is not None or cls.linked_method(name) is not None

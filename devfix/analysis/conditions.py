@@ -1,0 +1,152 @@
+"""What a condition says about the GPU: the tests a `Frame` (evaluate.py) reads in `if`,
+`while`, conditional expressions and boolean operators.
+
+A test's value carries two truths, on a GPU machine run as intended and on a CPU-only one
+(`values.condition`), and why it holds: the user's choice (`args.cuda`, `opt.gpu_ids`, an
+option compared with "gpu") or CUDA's availability. A branch a GPU check chose takes that
+reason (`flagged`), so a device written in it is known for a choice or an availability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from devfix.analysis import operations
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
+from devfix.analysis.values import Kind, Place, Value, condition, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devfix.analysis.evaluate import Frame
+
+
+def flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
+    """`args.num_gpu`, `len(opt.gpu_ids)`: an option whose name says "GPU" and whose value the
+    flow cannot follow, the left side of a comparison that tests the user's choice."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "len"
+        and len(node.args) == 1
+    ):
+        node = node.args[0].value
+    name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
+    if name is None or not CUDA_FLAG_NAME.match(name):
+        return False
+    value = frame.program.values.get(id(node))
+    return (
+        value is not None
+        and (value.truth is None or value.flag == "choice")
+        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+    )
+
+
+def option_compared(frame: Frame, node: cst.Comparison) -> bool:
+    """A comparison that tests the user's choice of device: a GPU option on the left
+    (`args.gpu >= 0`), or any option the flow cannot follow compared with "gpu" or "cuda"
+    (`cmd_args.mode == "gpu"`, where `mode` was set from `--cuda` in another module)."""
+    if flag_operand(frame, node.left):
+        return True
+    if len(node.comparisons) != 1:
+        return False
+    said = (operations.string_of(node.comparisons[0].comparator) or "").lower()
+    value = frame.program.values.get(id(node.left))
+    return (
+        said in ("gpu", "cuda")
+        and value is not None
+        and value.truth is None
+        and value.text is None
+        and value.kind in (Kind.OTHER, Kind.HOST, Kind.STRUCT)
+    )
+
+
+def compared_with_a_bool(node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """`x == True` -> (x, True), `x is False` / `x != True` -> (x, False): a test of `x` itself
+    (or of its negation). None for anything else."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    target = node.comparisons[0]
+    if not (isinstance(target.comparator, cst.Name) and target.comparator.value in ("True", "False")):
+        return None
+    positive = isinstance(target.operator, (cst.Equal, cst.Is))
+    if not positive and not isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
+        return None
+    return node.left, positive == (target.comparator.value == "True")
+
+
+def option_key(node: cst.BaseExpression) -> str | None:
+    """`opt["data.cuda"]`, `cfg["use_gpu"]`: an option read by its key, named by its last part."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = operations.string_of(node.slice[0].slice.value)
+        return key.split(".")[-1] if key else None
+    return None
+
+
+def switch_passed_on(frame: Frame, node: cst.BaseExpression) -> bool:
+    """`node` is a name that says "use the GPU" and that some call of the file passes on, or a
+    parameter (`def fit_one_epoch(..., cuda)`: its callers' switch)."""
+    if not isinstance(node, cst.Name) or not CUDA_FLAG_NAME.match(node.value):
+        return False
+    function = frame.function
+    if function is not None and any(param.name.value == node.value for param in function.parameters()):
+        return True
+    passed = frame.program.passed_names
+    if passed is None:
+        passed = frame.program.passed_names = frozenset(
+            arg.value.value for call in frame.program.data.calls for arg in call.args if isinstance(arg.value, cst.Name)
+        )
+    return node.value in passed
+
+
+def truth(value: Value) -> bool | None:
+    """The truth of a condition's value on a GPU machine run as intended."""
+    return value.truth
+
+
+def negate(value: Value) -> Value:
+    def flip(known: bool | None) -> bool | None:
+        return None if known is None else not known
+
+    return condition(flip(value.truth), flip(value.cpu), value.flag)
+
+
+def boolean(left: Value, right: Value, conjunction: bool) -> Value:
+    def combine(a: bool | None, b: bool | None) -> bool | None:
+        if conjunction:
+            return False if a is False or b is False else (True if a is True and b is True else None)
+        return True if a is True or b is True else (False if a is False and b is False else None)
+
+    known = combine(left.truth, right.truth)
+    flags = {left.flag, right.flag} - {None, "constant"}
+    flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
+    if known is None and left.kind is not Kind.HOST:
+        return join(left, right)  # `x or default`: the value, not a truth
+    return condition(known, combine(left.cpu, right.cpu), flag)
+
+
+def flagged(value: Value, flag: str | None) -> Value:
+    """The branch a GPU check chose takes the check's reason: `"cuda" if args.cuda else "cpu"`
+    is the user's choice, `True if torch.cuda.is_available() else False` an availability."""
+    if flag not in ("choice", "available"):
+        return value
+    if value.kind is Kind.OTHER and value.qual == "torch.cuda":
+        return replace(value, flag=flag)  # `torch.cuda if args.cuda else torch`: a module chosen by the check
+    if value.kind is Kind.HOST and value.text is not None and device_string_place(value.text) is not None:
+        place = Place.DEVICE if device_string_place(value.text) == "device" else Place.CPU
+        return Value(Kind.DEVICE, place, flag=flag, text=value.text)  # `"cuda" if torch.cuda.is_available() else "cpu"`
+    if value.kind is Kind.DEVICE or (value.kind is Kind.HOST and (value.truth is not None or value.text is not None)):
+        return replace(value, flag=flag)
+    return value
+
+
+def is_constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+    )
+
+
+def truth_of(value: Value) -> tuple[bool | None, bool | None]:
+    """(truth on a GPU machine, truth on a CPU-only machine) of a condition's value."""
+    return value.truth, value.cpu

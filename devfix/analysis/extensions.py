@@ -1,0 +1,128 @@
+"""Which files of a run need the CUDA runtime as soon as they are imported.
+
+A file that compiles CUDA sources at its top (`load(..., sources=["kernel.cu"])` of
+`torch.utils.cpp_extension`), imports a module that a setup script of the run builds from
+CUDA sources (`CUDAExtension`, an `Extension` with `.cu` sources), or imports a package that
+only works with a GPU (CuPy, PyCUDA, TensorRT) is GPU code by design; so is every file whose
+top-level imports reach one. Found by a text scan of every file, before any is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+
+from devfix.analysis.imports import TOP_IMPORT, ProjectIndex, dotted, import_statements
+from devfix.analysis.torch_api import GPU_ONLY_PACKAGES
+
+# `_backend = load(name="inplace_abn", sources=[..."inplace_abn_cuda.cu"])` at a module's top:
+# importing the module compiles CUDA code, which needs the CUDA toolkit and a GPU.
+_JIT_LOAD = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*=[ \t]*(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
+# `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
+_CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+# `Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], libraries=['cudart'])`: a compiled
+# module with CUDA sources, built in place beside its setup script (py-faster-rcnn's NMS).
+_COMPILED_EXTENSION = re.compile(
+    rb"\b(?:CUDA)?Extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]"
+)
+
+
+def cuda_extension_names(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """The modules the run's setup scripts build with `CUDAExtension("mysigmoid", [...])`:
+    `import mysigmoid` is CUDA kernels, whatever their sources are called."""
+    return frozenset(name.decode("ascii", "replace") for _, data in files for name in _CUDA_EXTENSION.findall(data))
+
+
+def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:
+    """The files that compile CUDA sources at their top (`_backend = load(..., sources=[...".cu"])`
+    of `torch.utils.cpp_extension`) or import a module a setup script of the run compiles from
+    CUDA sources, and every file whose top-level imports reach one."""
+    compiled = _compiled_cuda_modules(files)
+    tops = {path: _module_level_imports(data) for path, data in files}
+    found = {
+        path
+        for path, data in files
+        if (b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data))
+        or (compiled and _imports_compiled(path, tops[path], compiled))
+    }
+    if not found:
+        return frozenset()
+    importers: dict[str, list[str]] = {}
+    for path, _ in files:
+        for imported in index.imports(path, tops[path]):
+            importers.setdefault(imported, []).append(path)
+    todo = list(found)
+    while todo:
+        for importer in importers.get(todo.pop(), []):
+            if importer not in found:
+                found.add(importer)
+                todo.append(importer)
+    return frozenset(found)
+
+
+_TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
+
+
+def _module_level_imports(data: bytes) -> bytes:
+    """The import lines that must succeed when the file is imported: at its top, or in a
+    top-level `try:`/`except:` block whose fallback compiles CUDA sources itself
+    (pointnet2_ops' `try: import pointnet2_ops._ext` / `except ImportError: load(... .cu)`);
+    not an optional import (RAFT's `try: import alt_cuda_corr` / `except: pass`), nor those of
+    a function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
+    found = []
+    in_try = False
+    compiles = b"cpp_extension" in data and b".cu" in data
+    for line in data.splitlines():
+        if line[:1].strip():
+            in_try = _TOP_BLOCK.match(line) is not None
+            if line.startswith((b"import ", b"from ")):
+                found.append(line)
+        elif in_try and compiles and line.lstrip().startswith((b"import ", b"from ")):
+            found.append(line.lstrip())
+    return b"\n".join(found)
+
+
+def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """Where the modules that the run's setup scripts compile from CUDA sources land, as
+    slash paths beside the script (`lib/nms/gpu_nms`): importing one needs the CUDA runtime."""
+    found = set()
+    for path, data in files:
+        if b"Extension(" not in data or (b".cu" not in data and b"CUDAExtension" not in data):
+            continue
+        folder = posixpath.dirname(path.replace(os.sep, "/"))
+        names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
+        names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
+        for name in names:
+            module = name.decode("ascii", "replace").replace(".", "/")
+            found.add(posixpath.join(folder, module) if folder else module)
+    return frozenset(found)
+
+
+def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:
+    """`from .gpu_nms import gpu_nms` beside the setup script that builds it, or an absolute
+    `import nms.gpu_nms` whose dotted path ends where the module lands."""
+    folder = posixpath.dirname(path.replace(os.sep, "/"))
+    for level, module, imported, plain in import_statements(top):
+        names = plain if plain is not None else [module, *dotted(module, imported)]
+        for name in filter(None, names):
+            target = name.replace(".", "/")
+            if level:
+                base = folder
+                for _ in range(level - 1):
+                    base = posixpath.dirname(base)
+                if (posixpath.join(base, target) if base else target) in compiled:
+                    return True
+            elif any(module_path == target or module_path.endswith("/" + target) for module_path in compiled):
+                return True
+    return False
+
+
+def imports_gpu_package(data: bytes) -> bool:
+    """The file imports, at its top level, a package that only works with a GPU (`from
+    cupy.cuda import function`, `pynvrtc`): its own code is GPU code by design."""
+    for match in TOP_IMPORT.finditer(data):
+        for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
+            if name.strip().split(" ")[0].split(".")[0] in GPU_ONLY_PACKAGES:
+                return True
+    return False
