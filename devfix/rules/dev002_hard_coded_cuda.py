@@ -117,7 +117,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 # nothing to copy and never touches CUDA, so it runs on a CPU-only machine
                 return None
             receiver = facts.code(func.value, 40)
-            message = f"`{receiver}.cuda()` hard-codes CUDA"
+            written = ", ".join(  # `.cuda(0)`, `.cuda(non_blocking=True)`: the call as written
+                f"{arg.keyword.value}={facts.code(arg.value, 20)}" if arg.keyword else facts.code(arg.value, 20)
+                for arg in call.args
+            )
+            message = f"`{receiver}.cuda({written})` hard-codes CUDA"
             if _changed_in_place(ctx, func.value):
                 # `.cuda()` of a CPU tensor is a copy; `.to(device)` on a CPU-only machine is the
                 # tensor itself, which the later in-place write would then change under autograd
