@@ -176,7 +176,7 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         frame.program.gpu_only_calls.append(node)  # NCCL hands over CUDA tensors: GPU code by design
         return HOST
     root = qual.split(".")[0]
-    if root in api.GPU_ONLY_CALLS or root in program.cuda_extensions:
+    if root in api.GPU_ONLY_CALLS or root in program.cuda_extensions or qual in api.GPU_ONLY_FUNCTIONS:
         program.gpu_only_calls.append(node)  # a kernel of a CUDA extension, TensorRT, CuPy: GPU code by design
     if qual in ("argparse.ArgumentParser",):
         return Value(Kind.OTHER, Place.UNKNOWN, qual=None, flag="parser")

@@ -183,6 +183,10 @@ GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt",
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
 # apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels).
 GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex"}
+# torch functions that raise on a CPU-only machine whatever they are given: the functional
+# `data_parallel(model, x)` asks for the GPUs before it looks at its arguments ("device type
+# could not be determined"); the `nn.DataParallel` module, by contrast, runs its module on a CPU.
+GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
 
 # The collectives of `torch.distributed`: a function that calls one runs in a process group,
 # whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).
