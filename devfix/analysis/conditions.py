@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
-    """`args.num_gpu`, `len(opt.gpu_ids)`: an option whose name says "GPU" and whose value the
+    """`args.num_gpu`, `len(opt.gpu_ids)`, `config["n_gpus"]`: an option whose name says "GPU" and whose value the
     flow cannot follow, the left side of a comparison that tests the user's choice."""
     if (
         isinstance(node, cst.Call)
@@ -33,6 +33,7 @@ def flag_operand(frame: Frame, node: cst.BaseExpression) -> bool:
     ):
         node = node.args[0].value
     name = node.attr.value if isinstance(node, cst.Attribute) else (node.value if isinstance(node, cst.Name) else None)
+    name = name or option_key(node)  # `config["n_gpus"]`
     if name is None or not CUDA_FLAG_NAME.match(name):
         return False
     value = frame.program.values.get(id(node))

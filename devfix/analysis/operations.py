@@ -364,9 +364,13 @@ def option_test(node: cst.Comparison) -> Value | None:
     negative, number = False, comparator
     if isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus):
         negative, number = True, comparator.expression
-    if not isinstance(number, cst.Integer) or number.value not in ("0", "1"):
+    if not isinstance(number, cst.Integer):
         return None
     limit = -int(number.value) if negative else int(number.value)
+    if _asks_several(node, limit):
+        return condition(None, False, "choice")  # `n_gpus > 1`: several GPUs, none on a CPU-only machine
+    if limit not in (-1, 0, 1):
+        return None
     chosen = {cst.GreaterThan: (0, -1), cst.GreaterThanEqual: (0, 1), cst.NotEqual: (0, -1), cst.Equal: (1,)}
     declined = {cst.Equal: (0, -1), cst.LessThan: (0, 1), cst.LessThanEqual: (0, -1)}
     operator = type(node.comparisons[0].operator)
@@ -375,6 +379,13 @@ def option_test(node: cst.Comparison) -> Value | None:
     if limit in declined.get(operator, ()):
         return condition(False, True, "choice")
     return None
+
+
+def _asks_several(node: cst.Comparison, limit: int) -> bool:
+    """`n_gpus > 1`, `args.ngpu >= 2`, `num_gpus == 4`: a GPU count of two or more. Whether the
+    user asked for that is unknown on a GPU machine, but a CPU-only machine has no GPU to count."""
+    operator = type(node.comparisons[0].operator)
+    return (operator is cst.GreaterThan and limit >= 1) or (operator in (cst.GreaterThanEqual, cst.Equal) and limit >= 2)
 
 
 def _option_string_test(node: cst.Comparison, said: str) -> Value | None:
