@@ -149,3 +149,34 @@ def test_a_script_whose_import_chain_reaches_a_module_no_parser_reads_never_runs
     assert project_findings(tmp_path, files) == []
     files["vae.py"] = vae.replace("async=True", "non_blocking=True")
     assert "metrics.py:7 DEV002" in project_findings(tmp_path, files)
+
+
+def test_a_function_that_tests_its_callers_gpu_switch_gets_no_device_of_its_own(tmp_path):
+    """3DUnetCNN: `batch_loss(..., n_gpus=0)` tests its caller's GPU count (`if n_gpus is not
+    None:`, always true) around `images.cuda()`. The model it gets comes from another file, so
+    its device is unknown here, and a cuda-if-available device would still send the batch to
+    the GPU when the configuration keeps the model on the CPU: the `.cuda()` is reported, with
+    no fix and no declaration."""
+    utils = (
+        "def batch_loss(model, images, target, criterion, n_gpus=0):\n"
+        "    if n_gpus is not None:\n        images = images.cuda()\n        target = target.cuda()\n"
+        "    return criterion(model(images), target)\n"
+    )
+    train = (
+        "import json\nimport torch\nimport torch.nn as nn\nfrom training_utils import batch_loss\n\n"
+        "config = json.loads('{\"n_gpus\": 0}')\nmodel = getattr(nn, 'Linear')(8, 3)\n"
+        "if config['n_gpus'] > 0:\n    model = model.cuda()\n"
+        "print(batch_loss(model, torch.randn(4, 8), torch.zeros(4).long(), nn.CrossEntropyLoss(), config['n_gpus']))\n"
+    )
+    (tmp_path / "training_utils.py").write_text("import torch\n\n\n" + utils)
+    (tmp_path / "train.py").write_text(train)
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(tmp_path.glob("*.py"))]
+    found = [
+        (Path(r.path).name, d.line, d.code, d.status)
+        for r in process_project(reads, Config(), fix=False)
+        for d in r.diagnostics
+    ]
+    assert found == [
+        ("training_utils.py", 6, "DEV002", "no-fix"),
+        ("training_utils.py", 7, "DEV002", "no-fix"),
+    ]

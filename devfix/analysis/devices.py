@@ -26,7 +26,7 @@ import libcst as cst
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
-from devfix.analysis.torch_api import DEVICE_NAME, device_string_place
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, device_string_place
 from devfix.analysis.tree import Tree, is_docstring
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
@@ -389,6 +389,8 @@ class Devices:
             return None
         if self._class_switches_the_gpu(node):
             return None
+        if scope.function is not None and _tests_a_gpu_switch_parameter(self.tree, scope.function):
+            return None
         may_query = self._module_may_query_cuda()
         if scope.kind == "module" and not may_query:
             return None  # at import time, CUDA would be queried before the program picks its GPUs
@@ -596,3 +598,39 @@ def _mentions_choice(node: cst.CSTNode) -> bool:
 
     node.visit(Strings())
     return any(found)
+
+
+def _tests_a_gpu_switch_parameter(tree: Tree, function: cst.FunctionDef) -> bool:
+    """The function branches on a parameter named for the caller's GPU switch (3DUnetCNN's
+    `batch_loss(..., n_gpus=0)` with `if n_gpus is not None:`): its device follows what the
+    caller chose, and a cuda-if-available device declared there would disagree with it when
+    the user turns the GPU off on a GPU machine. Its hard-coded CUDA is reported, not fixed."""
+    params = function.params
+    switches = {
+        p.name.value
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if CUDA_FLAG_NAME.match(p.name.value)
+    }
+    if not switches:
+        return False
+    data = tree.data
+    for branch in data.within(data.ifs, function):
+        if tree.enclosing(branch, cst.FunctionDef) is function and _reads_a_name(branch.test, switches):
+            return True
+    return False
+
+
+def _reads_a_name(test: cst.BaseExpression, names: set[str]) -> bool:
+    """`test` reads one of `names` as itself: `n_gpus`, `not cuda`, `n_gpus > 1`, `gpu is not
+    None`, `len(gpu_ids)`, `cuda and x`."""
+    if isinstance(test, cst.Name):
+        return test.value in names
+    if isinstance(test, cst.UnaryOperation):
+        return _reads_a_name(test.expression, names)
+    if isinstance(test, cst.BooleanOperation):
+        return _reads_a_name(test.left, names) or _reads_a_name(test.right, names)
+    if isinstance(test, cst.Comparison):
+        return _reads_a_name(test.left, names) or any(_reads_a_name(c.comparator, names) for c in test.comparisons)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
+        return _reads_a_name(test.args[0].value, names)
+    return False
