@@ -55,6 +55,16 @@ class RuleCrash(Exception):
         self.tb = traceback.format_exc()
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """A file's parse, kept for its second analysis: the bytes it was made from (the same
+    object), the module, and whether CPython's parser read them too."""
+
+    source: bytes
+    module: cst.Module
+    cpython: bool
+
+
 def process_source(
     source: bytes,
     config: Config,
@@ -63,8 +73,12 @@ def process_source(
     path: str = "<string>",
     project: ProjectFacts | None = None,
     incoming: dict[str, dict[str, Value]] | None = None,
+    parsed: dict[str, Parsed] | None = None,
 ) -> FileResult:
     """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
+
+    `parsed` keeps the file's parse for a second analysis of the same bytes (its callers'
+    arguments, analyse_group): a LibCST module is immutable, and parsing is a third of the cost.
 
     Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
     becomes `result.error`, with `result.new` equal to the original bytes: the file is left
@@ -77,7 +91,7 @@ def process_source(
             # The user's invalid escapes and the like (seen by `ast` and by string evaluation
             # in the analysis) are not devfix's to print.
             warnings.simplefilter("ignore")
-            _process(source, config, fix, result, project, incoming)
+            _process(source, config, fix, result, project, incoming, parsed)
     except RuleCrash as crash:
         result.fail(str(crash), crash.tb)
     except _Unparseable as error:
@@ -215,11 +229,15 @@ def analyse_group(
     ran before it, so its results do not depend on where or after what it runs."""
     own = dataclasses.replace(project, summaries={}, missing={}, unparseable=set())
     done = GroupResult()
+    # the parses of the files other files name, whose functions their callers may feed: kept
+    # for the second analysis below, and dropped with the group
+    parsed: dict[str, Parsed] = {}
     for index in group:
         read = reads[index]
         if not _may_matter(read, own):
             continue
-        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=own)
+        keep = parsed if read.path in project.named_by else None
+        result = process_source(read.old, configs[index], fix=fix, path=read.path, project=own, parsed=keep)
         if result.summary is not None:
             own.summaries[result.path] = result.summary
         done.results[index] = result
@@ -232,7 +250,7 @@ def analyse_group(
         wanted = incoming.get(read.path)
         if wanted and index in done.results and done.results[index].error is None:
             done.results[index] = process_source(
-                read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted
+                read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted, parsed=parsed
             )
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
     return done
@@ -343,20 +361,27 @@ def _process(
     result: FileResult,
     project: ProjectFacts,
     incoming: dict[str, dict[str, Value]] | None,
+    parsed: dict[str, Parsed] | None = None,
 ) -> None:
-    problem, python_error, cpython = _precheck(source)
-    if problem:
-        result.error = problem
-        return
-    try:
-        module = cst.parse_module(source)
-    except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
-        result.error = f"cannot parse: {python_error or _parser_message(error)}"
-        if cpython:
-            result.error += f" ({_only_libcst_fails(source)})"
-        if python_error is not None:
-            project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
-        return
+    kept = parsed.get(result.path) if parsed is not None else None
+    if kept is not None and kept.source is source:
+        module, cpython = kept.module, kept.cpython
+    else:
+        problem, python_error, cpython = _precheck(source)
+        if problem:
+            result.error = problem
+            return
+        try:
+            module = cst.parse_module(source)
+        except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
+            result.error = f"cannot parse: {python_error or _parser_message(error)}"
+            if cpython:
+                result.error += f" ({_only_libcst_fails(source)})"
+            if python_error is not None:
+                project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
+            return
+        if parsed is not None:
+            parsed[result.path] = Parsed(source, module, cpython)
     silenced = suppressions.read(source)
     if silenced.skip_file:
         return  # `# devfix: skip-file`
