@@ -84,7 +84,9 @@ for real, _ in loader:
         )
         message = f"{what} is created on the CPU {where} and meets {evidence_line(facts, move.evidence)}"
         if not move.fixable:
-            return self.finding(call, f"{message}; not fixed: {move.reason}", hint=NO_DEVICE_HINT)
+            # the reason says what stops the fix (a dataset that must stay on the CPU, a CPU
+            # value it goes with): "create it on the device" would contradict it
+            return self.finding(call, f"{message}; not fixed: {move.reason}")
         if move.evidence and all(origin.kind == "module" for origin in move.evidence):
             # a helper of a module's forward (`sample_gaussian(mu, log_var)`): what it meets lives
             # wherever the module does, which the program's device variable need not be
