@@ -351,10 +351,12 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
     return HOST
 
 
-def option_test(node: cst.Comparison) -> Value | None:
+def option_test(node: cst.Comparison, *, passed_count: bool = False) -> Value | None:
     """`args.num_gpu == 1`, `len(opt.gpu_ids) > 0`, `args.gpu >= 0`, `opt.ngpu == 0`: a GPU
     option compared with 0, 1 or -1 says whether the user chose a GPU (a count of one, or an
-    index); on a CPU-only machine the user chooses none. None for any other comparison."""
+    index); on a CPU-only machine the user chooses none. With `passed_count` (the option is a
+    parameter of the function: its caller's count), a count of two or more too (`n_gpus > 1`).
+    None for any other comparison."""
     if len(node.comparisons) != 1:
         return None
     comparator = node.comparisons[0].comparator
@@ -367,7 +369,7 @@ def option_test(node: cst.Comparison) -> Value | None:
     if not isinstance(number, cst.Integer):
         return None
     limit = -int(number.value) if negative else int(number.value)
-    if _asks_several(node, limit):
+    if passed_count and asks_several(node, limit):
         return condition(None, False, "choice")  # `n_gpus > 1`: several GPUs, none on a CPU-only machine
     if limit not in (-1, 0, 1):
         return None
@@ -381,11 +383,15 @@ def option_test(node: cst.Comparison) -> Value | None:
     return None
 
 
-def _asks_several(node: cst.Comparison, limit: int) -> bool:
-    """`n_gpus > 1`, `args.ngpu >= 2`, `num_gpus == 4`: a GPU count of two or more. Whether the
-    user asked for that is unknown on a GPU machine, but a CPU-only machine has no GPU to count."""
+def asks_several(node: cst.Comparison, limit: int) -> bool:
+    """`n_gpus > 1`, `ngpu >= 2`, `num_gpus == 4`: a GPU count of two or more. Whether the caller
+    asked for that is unknown on a GPU machine, but a CPU-only machine has no GPU to count. (A
+    script's own setting is not a caller's: Retinaface's `cfg['ngpu'] = 4` takes that branch on
+    any machine.)"""
     operator = type(node.comparisons[0].operator)
-    return (operator is cst.GreaterThan and limit >= 1) or (operator in (cst.GreaterThanEqual, cst.Equal) and limit >= 2)
+    return (operator is cst.GreaterThan and limit >= 1) or (
+        operator in (cst.GreaterThanEqual, cst.Equal) and limit >= 2
+    )
 
 
 def _option_string_test(node: cst.Comparison, said: str) -> Value | None:
