@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from devfix.analysis.linking import ClassSummary, MethodSummary
+from devfix.analysis.tree import kept_parameters
 from devfix.analysis.values import Kind, Origin, Place, Value, join
 
 
@@ -108,26 +109,7 @@ class ClassInfo:
         init = self.methods.get("__init__")
         if init is None:
             return {}
-        positional = init.params.params
-        if not positional:
-            return {}
-        self_name = positional[0].name.value
-        params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
-        found: dict[str, str] = {}
-        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Attribute)
-                    and isinstance(small.targets[0].target.value, cst.Name)
-                    and small.targets[0].target.value.value == self_name
-                    and isinstance(small.value, cst.Name)
-                    and small.value.value in params
-                ):
-                    found[small.targets[0].target.attr.value] = small.value.value
+        found = kept_parameters(init)
         return {name: param for name, param in found.items() if len(self.writes_seen.get(name, [])) <= 1}
 
     @property

@@ -25,6 +25,7 @@ import libcst as cst
 
 from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
+from devfix.analysis.tree import kept_parameters
 
 
 def cuda_default_params(data: Collected, function: cst.FunctionDef) -> frozenset[str]:
@@ -61,20 +62,7 @@ def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, 
     """A constructor's parameters kept as a switch (`self.cuda = cuda`) that another method
     tests around its `.cuda()` (`if self.cuda: story = story.cuda()`, a hand-written batch
     iterator's): building the object with the default asks for a GPU."""
-    kept = {}
-    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
-    for line in body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for small in line.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Attribute)
-                and isinstance(small.value, cst.Name)
-                and small.value.value in params
-            ):
-                kept[small.targets[0].target.attr.value] = small.value.value
+    kept = {attr: param for attr, param in kept_parameters(init).items() if param in params}
     if not kept:
         return set()
     found = set()

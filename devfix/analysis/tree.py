@@ -67,6 +67,30 @@ def _opens_a_cell(lines: Iterable[cst.EmptyLine]) -> bool:
     return any(empty.comment is not None and empty.comment.value.startswith(CELL_MARK) for empty in lines)
 
 
+def kept_parameters(init: cst.FunctionDef) -> dict[str, str]:
+    """The attributes a constructor sets straight from its parameters, in its own body
+    (`self.model = model`, `self.cuda = cuda`): attribute -> parameter."""
+    positional = init.params.params
+    if not positional:
+        return {}
+    self_name = positional[0].name.value
+    params = {p.name.value for p in (*positional[1:], *init.params.kwonly_params)}
+    found: dict[str, str] = {}
+    for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Attribute)
+                and isinstance(small.targets[0].target.value, cst.Name)
+                and small.targets[0].target.value.value == self_name
+                and isinstance(small.value, cst.Name)
+                and small.value.value in params
+            ):
+                found[small.targets[0].target.attr.value] = small.value.value
+    return found
+
+
 def is_import(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
