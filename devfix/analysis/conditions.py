@@ -90,8 +90,7 @@ def switch_passed_on(frame: Frame, node: cst.BaseExpression) -> bool:
     parameter (`def fit_one_epoch(..., cuda)`: its callers' switch)."""
     if not isinstance(node, cst.Name) or not CUDA_FLAG_NAME.match(node.value):
         return False
-    function = frame.function
-    if function is not None and any(param.name.value == node.value for param in function.parameters()):
+    if frame.is_parameter(node):
         return True
     passed = frame.program.passed_names
     if passed is None:

@@ -310,6 +310,22 @@ class Devices:
             for branch in self.tree.data.within(self.tree.data.ifs, klass)
         )
 
+    def _tests_a_gpu_switch_parameter(self, function: cst.FunctionDef) -> bool:
+        """The function branches on whether a parameter named for the caller's GPU switch is
+        set (3DUnetCNN's `batch_loss(..., n_gpus=0)` with `if n_gpus is not None:`): its device
+        follows what the caller chose, and a cuda-if-available device declared there would
+        disagree with it when the user turns the GPU off on a GPU machine. Its hard-coded CUDA
+        is reported, not fixed."""
+        info = self.program.functions.get(id(function))
+        switches = {p.name.value for p in info.parameters() if CUDA_FLAG_NAME.match(p.name.value)} if info else set()
+        if not switches:
+            return False
+        data = self.tree.data
+        return any(
+            self.tree.enclosing(branch, cst.FunctionDef) is function and _reads_a_name(branch.test, switches)
+            for branch in data.within(data.ifs, function)
+        )
+
     def _option_device(self, node: cst.CSTNode) -> str | None:
         """`args.device` where a `--device` option exists and `args = parser.parse_args()` is in reach."""
         devices = [
@@ -390,7 +406,7 @@ class Devices:
             return None
         if self._class_switches_the_gpu(node):
             return None
-        if scope.function is not None and _tests_a_gpu_switch_parameter(self.tree, scope.function):
+        if scope.function is not None and self._tests_a_gpu_switch_parameter(scope.function):
             return None
         may_query = self._module_may_query_cuda()
         if scope.kind == "module" and not may_query:
@@ -599,26 +615,6 @@ def _mentions_choice(node: cst.CSTNode) -> bool:
 
     node.visit(Strings())
     return any(found)
-
-
-def _tests_a_gpu_switch_parameter(tree: Tree, function: cst.FunctionDef) -> bool:
-    """The function branches on a parameter named for the caller's GPU switch (3DUnetCNN's
-    `batch_loss(..., n_gpus=0)` with `if n_gpus is not None:`): its device follows what the
-    caller chose, and a cuda-if-available device declared there would disagree with it when
-    the user turns the GPU off on a GPU machine. Its hard-coded CUDA is reported, not fixed."""
-    params = function.params
-    switches = {
-        p.name.value
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        if CUDA_FLAG_NAME.match(p.name.value)
-    }
-    if not switches:
-        return False
-    data = tree.data
-    for branch in data.within(data.ifs, function):
-        if tree.enclosing(branch, cst.FunctionDef) is function and _reads_a_name(branch.test, switches):
-            return True
-    return False
 
 
 def _reads_a_name(test: cst.BaseExpression, names: set[str]) -> bool:

@@ -485,7 +485,7 @@ class Frame:
             elif (
                 isinstance(node, cst.Comparison) and value.kind is Kind.HOST and conditions.option_compared(self, node)
             ):
-                chosen = operations.option_test(node, passed_count=self._is_parameter(node.left))
+                chosen = operations.option_test(node, passed_count=self.is_parameter(node.left))
                 if chosen is not None:
                     value = chosen
                     self.program.values[id(node)] = value
@@ -566,10 +566,10 @@ class Frame:
         value = operations.compare(self, node, values)
         if value.kind is Kind.HOST and value.truth is None and conditions.option_compared(self, node):
             # `return len(self.opt.gpu_ids) > 0` in a `use_gpu()` helper: the user's choice, wherever it is tested
-            return operations.option_test(node, passed_count=self._is_parameter(node.left)) or value
+            return operations.option_test(node, passed_count=self.is_parameter(node.left)) or value
         return value
 
-    def _is_parameter(self, node: cst.BaseExpression) -> bool:
+    def is_parameter(self, node: cst.BaseExpression) -> bool:
         """`n_gpus` is a parameter of the function this frame runs: what its caller passes."""
         function = self.function
         return (
