@@ -194,6 +194,41 @@ def test_a_flag_named_for_not_using_the_gpu_is_false_where_there_is_one():
     assert (use_cuda.truth, use_cuda.cpu, use_cuda.flag) == (True, False, "choice")
 
 
+def test_a_bool_typed_option_with_a_true_default_is_always_true():
+    """`add_argument('--gpu_mode', type=bool, default=True)` (GAN collections): argparse calls
+    `bool` on the text given, so `--gpu_mode False` is true too; only a flag is the user's choice."""
+    template = (
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--gpu_mode', {})\nargs = parser.parse_args()\ngpu_mode = args.gpu_mode\n"
+    )
+    cases = {
+        "type=bool, default=True": (True, True, "constant"),
+        "type=bool, default='yes'": (True, True, "constant"),
+        "type=bool, default=False": (True, False, "choice"),
+        "action='store_true'": (True, False, "choice"),
+    }
+    for arguments, expected in cases.items():
+        gpu_mode = bound(facts_of(template.format(arguments)), "gpu_mode")
+        assert (gpu_mode.truth, gpu_mode.cpu, gpu_mode.flag) == expected, arguments
+
+
+def test_a_function_that_returns_its_parameter_hands_back_what_each_call_passes():
+    """`return check_args(parser.parse_args())`: the options keep their values through a check
+    that returns its parameter; a function that rebinds it, or returns something else too, does not."""
+    code = (
+        "import argparse\n"
+        "def check_args(args):\n    assert args.epoch >= 1\n    return args\n"
+        "def rebinds(args):\n    args = None\n    return args\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
+        "parser.add_argument('--epoch', type=int, default=1)\n"
+        "checked = check_args(parser.parse_args()).cuda\nlost = rebinds(parser.parse_args())\n"
+    )
+    facts = facts_of(code)
+    checked = bound(facts, "checked")
+    assert (checked.truth, checked.cpu, checked.flag) == (True, False, "choice")
+    assert bound(facts, "lost").attrs == ()
+
+
 def test_only_names_that_negate_the_accelerator_are_negative_flags():
     from devfix.analysis.torch_api import is_negative_flag
 

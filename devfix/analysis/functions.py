@@ -181,9 +181,31 @@ class FunctionFlow(FlowState):
                 self._meet_method_inputs(node, info, bound, args, names)
                 return info.returns or UNKNOWN
             return self._module_method_result(frame, node, info, bound, args, names)
+        handed_back = self._handed_back(info, args, names) if info.world == "program" and not star else None
+        if handed_back is not None:
+            return handed_back
         if info.returns is None:
             return UNKNOWN
         return self._returned(frame, node, info.returns)
+
+    def _handed_back(self, info: FunctionInfo, args: Args, names: list[str]) -> Value | None:
+        """`def check_args(args): ...; return args`: a function that returns one of its
+        parameters, never rebound, returns at each call what that call passes (a launcher's
+        options keep their values through the check that hands them back)."""
+        returns = self.data.within(self.data.returns, info.node)
+        if not returns or not all(isinstance(r, cst.Return) and isinstance(r.value, cst.Name) for r in returns):
+            return None
+        returned = {r.value.value for r in returns if isinstance(r, cst.Return) and isinstance(r.value, cst.Name)}
+        if len(returned) != 1:
+            return None
+        name = next(iter(returned))
+        bindings = info.scope.bindings.get(name, [])
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return None
+        for index, (arg, value) in enumerate(args):
+            if arguments.parameter_name(arg, index, names) == name:
+                return value
+        return None
 
     def _module_method_result(
         self, frame: Frame, node: cst.Call, info: FunctionInfo, module: Value, args: Args, names: list[str]

@@ -13,7 +13,7 @@ import libcst as cst
 
 from devfix.analysis import operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.values import HOST, Kind, Place, Value, condition
+from devfix.analysis.values import HOST, Kind, Place, Value, condition, constant
 
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
@@ -74,6 +74,20 @@ def _integer_option(call: cst.Call) -> bool:
     return False
 
 
+def _always_true(call: cst.Call) -> bool:
+    """`add_argument("--gpu_mode", type=bool, default=True)`: argparse calls `bool` on the text
+    given, and every text but the empty one is true, so the option is true however it is run."""
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    kind, default = keywords.get("type"), keywords.get("default")
+    if not (isinstance(kind, cst.Name) and kind.value == "bool") or default is None:
+        return False
+    if isinstance(default, cst.Name):
+        return default.value == "True"
+    if isinstance(default, cst.Integer):
+        return default.evaluated_value != 0
+    return bool(operations.string_of(default))
+
+
 def _option_value(dest: str, call: cst.Call) -> Value:
     """What an argparse option holds when the program runs on a GPU machine as intended."""
     lowered = dest.lower()
@@ -81,6 +95,8 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     positive = any(word in lowered for word in POSITIVE_WORDS)
     if ("device" in lowered and not positive) or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
+    if _always_true(call):
+        return constant(True)  # `type=bool, default=True`: `--gpu_mode False` is `bool("False")`
     if negative and _keyword_string(call, "action") == "store_true":
         return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
     if positive:

@@ -26,6 +26,22 @@ def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
     return value.cpu if value is not None else None
 
 
+def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The test of the nearest `if` around `node`, within its function, that is true on a
+    CPU-only machine as well (`USE_CUDA = True`, `--gpu_mode` parsed with `type=bool`): a
+    guard that only looks like one, worth naming when its code is reported."""
+    child: cst.CSTNode = node
+    for ancestor in tree.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            value = program.values.get(id(ancestor.test))
+            if value is not None and value.cpu is True and value.flag != "available":
+                return ancestor.test
+        child = ancestor
+    return None
+
+
 def runs_without_gpu(
     tree: Tree, program: Program, node: cst.CSTNode, _memo: dict[int, bool] | None = None, *, caught: bool = True
 ) -> bool:

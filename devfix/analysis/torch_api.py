@@ -158,7 +158,7 @@ LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:
 # one whose value the flow cannot follow is the user's choice of device (spec DEV002).
 CUDA_FLAG_NAME = re.compile(
     r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpus?|n_gpus?|num_gpus?|gpu_ids?|gpu_list|gpu_ranks|device_ids)"
-    r"(?:_?(?:flag|enabled|available))?$|^[a-z_]*_(?:cuda|gpus?)$",
+    r"(?:_?(?:flag|enabled|available|mode))?$|^[a-z_]*_(?:cuda|gpus?)$",
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 

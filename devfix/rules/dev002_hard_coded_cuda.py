@@ -8,7 +8,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.facts import FileFacts
-from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.reach import always_true_guard, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
@@ -37,7 +37,8 @@ Code that only runs where a GPU exists is correct and left alone: under
 function only called there, inside a `try` that handles the failure, and code that is GPU
 code by design because it asks CUDA, unconditionally, for what only a GPU has (a device
 index with `torch.cuda.current_device()`, a name, an event, `.cuda(args.gpu)`). A condition
-that is always true (`USE_CUDA = True`) is not a check. Nor is code after a statement that
+that is always true is not a check: `USE_CUDA = True`, or an option parsed with `type=bool`
+and a true default (argparse calls `bool` on the text given, so `--gpu_mode False` is true). Nor is code after a statement that
 always fails (a name used before anything binds it, as in a notebook exported out of order)
 a crash devfix could fix. Rewriting correct guarded code into the device-variable style is
 the opt-in DEV015.
@@ -122,6 +123,9 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 for arg in call.args
             )
             message = f"`{receiver}.cuda({written})` hard-codes CUDA"
+            guard = always_true_guard(facts.tree, facts.program, call)
+            if guard is not None:
+                message += f" (`if {facts.code(guard, 30)}:` is always true)"
             if _changed_in_place(ctx, func.value):
                 # `.cuda()` of a CPU tensor is a copy; `.to(device)` on a CPU-only machine is the
                 # tensor itself, which the later in-place write would then change under autograd
