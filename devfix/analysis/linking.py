@@ -116,11 +116,11 @@ Incoming = dict[str, Optional[dict[str, Value]]]
 
 def informative(value: Value) -> bool:
     """An argument worth evaluating a function of another file with: something devfix knows
-    the place of (a module, tensor, loader or device) or a condition's truth."""
+    the place of (a module, tensor, loader or device), or the run's options."""
     if value.kind is Kind.OTHER and value.attrs:
-        return any(informative(v) for _, v in value.attrs)  # the run's options (`args.device`)
-    if value.kind is Kind.HOST:
-        return value.truth is not None  # an option's truth (`args.cuda`, `type=bool, default=True`)
+        # the run's options (`args.device`, `args.cuda`, `type=bool, default=True`); a bare
+        # constant is not: `Cuda = True` handed to a helper is the caller's switch to set
+        return any(informative(v) or (v.kind is Kind.HOST and v.truth is not None) for _, v in value.attrs)
     if value.kind is Kind.MODULE and not value.neutral:
         return True  # a model, wherever it is: `model.to(device)` there puts it on the device
     return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (

@@ -123,9 +123,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 for arg in call.args
             )
             message = f"`{receiver}.cuda({written})` hard-codes CUDA"
-            guard = always_true_guard(facts.tree, facts.program, call)
-            if guard is not None:
-                message += f" (`if {facts.code(guard, 30)}:` is always true)"
+            message += _always_true(facts, call)
             if _changed_in_place(ctx, func.value):
                 # `.cuda()` of a CPU tensor is a copy; `.to(device)` on a CPU-only machine is the
                 # tensor itself, which the later in-place write would then change under autograd
@@ -349,6 +347,20 @@ def _is_tensor_method(func: cst.BaseExpression) -> bool:
         "new_full",
         "new_tensor",
     )
+
+
+def _always_true(facts: FileFacts, call: cst.Call) -> str:
+    """Why a `.cuda()` under an `if` is reported anyway: the guard is always true, and, for this
+    file's own option parsed with `type=bool`, why (`--cuda False` is `bool("False")`)."""
+    guard = always_true_guard(facts.tree, facts.program, call)
+    if guard is None:
+        return ""
+    said = f" (`if {facts.code(guard, 30)}:` is always true"
+    name = guard.attr.value if isinstance(guard, cst.Attribute) else None
+    option = facts.program.options.get(name) if name is not None else None
+    if option is not None and option.flag == "constant":
+        said += f": the option `{name}` is parsed with `type=bool`, so even `False` on the command line is true"
+    return said + ")"
 
 
 def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
