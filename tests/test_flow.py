@@ -202,8 +202,8 @@ def test_a_bool_typed_option_with_a_true_default_is_always_true():
         "parser.add_argument('--gpu_mode', {})\nargs = parser.parse_args()\ngpu_mode = args.gpu_mode\n"
     )
     cases = {
-        "type=bool, default=True": (True, True, "constant"),
-        "type=bool, default='yes'": (True, True, "constant"),
+        "type=bool, default=True": (True, True, "fixed"),
+        "type=bool, default='yes'": (True, True, "fixed"),
         "type=bool, default=False": (True, False, "choice"),
         "action='store_true'": (True, False, "choice"),
     }

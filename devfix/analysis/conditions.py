@@ -119,7 +119,7 @@ def boolean(left: Value, right: Value, conjunction: bool) -> Value:
         return True if a is True or b is True else (False if a is False and b is False else None)
 
     known = combine(left.truth, right.truth)
-    flags = {left.flag, right.flag} - {None, "constant"}
+    flags = {left.flag, right.flag} - {None, "constant", "fixed"}
     flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
     if known is None and left.kind is not Kind.HOST:
         return join(left, right)  # `x or default`: the value, not a truth

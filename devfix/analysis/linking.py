@@ -121,6 +121,8 @@ def informative(value: Value) -> bool:
         # the run's options (`args.device`, `args.cuda`, `type=bool, default=True`); a bare
         # constant is not: `Cuda = True` handed to a helper is the caller's switch to set
         return any(informative(v) or (v.kind is Kind.HOST and v.truth is not None) for _, v in value.attrs)
+    if value.kind is Kind.HOST and value.flag == "fixed":
+        return True  # `Corpus(cuda=config.cuda)`, an option the command line cannot turn off
     if value.kind is Kind.MODULE and not value.neutral:
         return True  # a model, wherever it is: `model.to(device)` there puts it on the device
     return value.kind in (Kind.MODULE, Kind.TENSOR, Kind.LOADER, Kind.DEVICE) and value.place in (

@@ -13,7 +13,7 @@ import libcst as cst
 
 from devfix.analysis import operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.values import HOST, Kind, Place, Value, condition, constant
+from devfix.analysis.values import HOST, Kind, Place, Value, condition
 
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
@@ -96,7 +96,7 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     if ("device" in lowered and not positive) or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
     if _always_true(call):
-        return constant(True)  # `type=bool, default=True`: `--gpu_mode False` is `bool("False")`
+        return condition(True, True, "fixed")  # `type=bool, default=True`: `--gpu_mode False` is `bool("False")`
     if negative and _keyword_string(call, "action") == "store_true":
         return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
     if positive:

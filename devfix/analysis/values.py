@@ -103,7 +103,7 @@ class Value:
     ref: cst.CSTNode | None = None  # a reference to a def, class or lambda of this file
     bound: Value | None = None  # with `ref` a method: the instance it is bound to
     flag: str | None = (
-        None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant"
+        None  # HOST conditions and DEVICE values: "available" | "choice" | "hard" | "param" | "relative" | "constant" | "fixed"
     )
     truth: bool | None = None  # HOST: the value of a condition on a GPU machine run as intended
     cpu: bool | None = None  # HOST: the value of that condition on a CPU-only machine
@@ -133,7 +133,8 @@ class Value:
 
 def condition(truth: bool | None, cpu: bool | None, flag: str | None) -> Value:
     """A condition's value: its truth on a GPU machine run as intended, on a CPU-only one, and
-    why ("available": an availability check, "choice": a user's option, "constant")."""
+    why ("available": an availability check, "choice": a user's option, "constant", "fixed":
+    an option the command line cannot turn off, `type=bool, default=True`)."""
     return Value(Kind.HOST, Place.CPU, truth=truth, cpu=cpu, flag=flag)
 
 

@@ -358,7 +358,7 @@ def _always_true(facts: FileFacts, call: cst.Call) -> str:
     said = f" (`if {facts.code(guard, 30)}:` is always true"
     name = guard.attr.value if isinstance(guard, cst.Attribute) else None
     option = facts.program.options.get(name) if name is not None else None
-    if option is not None and option.flag == "constant":
+    if option is not None and option.flag == "fixed":
         said += f": the option `{name}` is parsed with `type=bool`, so even `False` on the command line is true"
     return said + ")"
 
