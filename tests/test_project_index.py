@@ -285,6 +285,37 @@ def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_c
     assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}
 
 
+def test_a_legacy_ffi_build_that_refuses_to_run_without_cuda_makes_a_gpu_only_module():
+    """CenterNet's DCNv2 `build.py` raises without CUDA before `create_extension('_ext.dcn_v2',
+    ...)`, so `from ._ext import dcn_v2` needs a GPU; faster-rcnn.pytorch's NMS build falls back
+    to its C sources (`with_cuda = False`), so importing its `_ext.nms` needs nothing."""
+    refuses = (
+        b"import torch\nfrom torch.utils.ffi import create_extension\nwith_cuda = False\n"
+        b"if torch.cuda.is_available():\n    sources = ['a.c']\n\n    with_cuda = True\n"
+        b"else:\n    raise ValueError('CUDA is not available')\n"
+        b"ffi = create_extension(\n    '_ext.dcn_v2',\n    sources=sources,\n    with_cuda=with_cuda)\n"
+    )
+    refuses_first = (
+        b"import torch\nfrom torch.utils.ffi import create_extension\n"
+        b"if not torch.cuda.is_available():\n    raise RuntimeError('needs CUDA')\n"
+        b"ffi = create_extension('_ext.roi', sources=['a.c'], with_cuda=True)\n"
+    )
+    falls_back = refuses.replace(b"else:\n    raise ValueError('CUDA is not available')\n", b"").replace(
+        b"dcn_v2", b"nms"
+    )
+    files = [
+        ("dcn/build.py", refuses),
+        ("dcn/dcn_v2_func.py", b"from ._ext import dcn_v2 as _backend\n"),
+        ("dcn/dcn_v2.py", b"from .dcn_v2_func import DCNv2Function\n"),
+        ("roi/build.py", refuses_first),
+        ("roi/functions.py", b"from ._ext import roi\n"),
+        ("nms/build.py", falls_back),
+        ("nms/nms_wrapper.py", b"from ._ext import nms\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {"dcn/dcn_v2_func.py", "dcn/dcn_v2.py", "roi/functions.py"}
+
+
 def test_a_class_is_read_in_the_files_that_can_import_its_module():
     """Speech-Transformer's src/bin/train.py does `from solver import Solver` with src/solver/
     on its path: the package's `__init__.py` that the folders resolve to may not be what runs,

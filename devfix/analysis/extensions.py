@@ -26,6 +26,16 @@ _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+
 _COMPILED_EXTENSION = re.compile(
     rb"\b(?:CUDA)?Extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]"
 )
+# `ffi = create_extension('_ext.dcn_v2', ...)` of the legacy `torch.utils.ffi`, in a build
+# script that refuses to run without CUDA (`if torch.cuda.is_available(): ... else: raise`,
+# DCNv2's `build.py`): the module exists only where a GPU built it. A script that builds a CPU
+# version when there is no GPU (faster-rcnn's `with_cuda = False` fallback) is not one.
+_FFI_EXTENSION = re.compile(rb"\bcreate_extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_REFUSES_WITHOUT_CUDA = re.compile(
+    rb"^(?:if[ \t]+not[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n[ \t]+raise\b"
+    rb"|if[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n(?:(?:[ \t]+[^\n]*)?\n)*else[ \t]*:[ \t]*\n[ \t]+raise\b)",
+    re.MULTILINE,
+)
 
 
 def cuda_extension_names(files: list[tuple[str, bytes]]) -> frozenset[str]:
@@ -88,15 +98,25 @@ def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
     slash paths beside the script (`lib/nms/gpu_nms`): importing one needs the CUDA runtime."""
     found = set()
     for path, data in files:
-        if b"Extension(" not in data or (b".cu" not in data and b"CUDAExtension" not in data):
+        names = _cuda_extensions_built(data)
+        if not names:
             continue
         folder = posixpath.dirname(path.replace(os.sep, "/"))
-        names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
-        names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
         for name in names:
             module = name.decode("ascii", "replace").replace(".", "/")
             found.add(posixpath.join(folder, module) if folder else module)
     return frozenset(found)
+
+
+def _cuda_extensions_built(data: bytes) -> set[bytes]:
+    """The dotted names of the CUDA-only modules one setup or build script compiles."""
+    names: set[bytes] = set()
+    if b"Extension(" in data and (b".cu" in data or b"CUDAExtension" in data):
+        names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
+        names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
+    if b"create_extension(" in data and _REFUSES_WITHOUT_CUDA.search(data):
+        names.update(_FFI_EXTENSION.findall(data))
+    return names
 
 
 def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:

@@ -312,6 +312,9 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program
         ):
             return False
         first = getattr(ancestor, "test", None) or getattr(ancestor, "left", None)  # evaluated whatever follows
+        if isinstance(ancestor, cst.While) and child is ancestor.body and _enters(program, ancestor):
+            child = ancestor
+            continue
         if (
             isinstance(
                 ancestor,
@@ -332,6 +335,14 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program
             return False
         child = ancestor
     return False
+
+
+def _enters(program: Program, loop: cst.While) -> bool:
+    """The loop's body runs, as a `for` loop's does: a training loop counted by hand (`while i <
+    10000000:`, Humpback-Whale's, around its `data_parallel`), an episode loop (`while not
+    done:`), `while True:`. Not a loop whose test is false on a CPU-only machine (`while
+    torch.cuda.is_available() and ...`)."""
+    return cpu_truth(program, loop.test) is not False
 
 
 def _is_periodic(test: cst.BaseExpression) -> bool:
