@@ -75,17 +75,20 @@ def _integer_option(call: cst.Call) -> bool:
 
 
 def _always_true(call: cst.Call) -> bool:
-    """`add_argument("--gpu_mode", type=bool, default=True)`: argparse calls `bool` on the text
-    given, and every text but the empty one is true, so the option is true however it is run."""
+    """An option no command line turns off. `add_argument("--gpu_mode", type=bool,
+    default=True)`: argparse calls `bool` on the text given, and every text but the empty one is
+    true. `add_argument("--cuda", action="store_true", default=True)`: giving the flag stores
+    True, and not giving it leaves the default, True (MedicalZooPytorch's scripts)."""
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     kind, default = keywords.get("type"), keywords.get("default")
-    if not (isinstance(kind, cst.Name) and kind.value == "bool") or default is None:
+    typed_bool = isinstance(kind, cst.Name) and kind.value == "bool"
+    if default is None or not (typed_bool or _keyword_string(call, "action") == "store_true"):
         return False
     if isinstance(default, cst.Name):
         return default.value == "True"
     if isinstance(default, cst.Integer):
         return default.evaluated_value != 0
-    return bool(operations.string_of(default))
+    return typed_bool and bool(operations.string_of(default))
 
 
 def _option_value(dest: str, call: cst.Call) -> Value:
@@ -96,7 +99,7 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     if ("device" in lowered and not positive) or _chooses_a_device(call):
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
     if _always_true(call):
-        return condition(True, True, "fixed")  # `type=bool, default=True`: `--gpu_mode False` is `bool("False")`
+        return condition(True, True, "fixed")  # `type=bool` or `store_true` with `default=True`
     if negative and _keyword_string(call, "action") == "store_true":
         return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
     if positive:

@@ -37,9 +37,9 @@ Code that only runs where a GPU exists is correct and left alone: under
 function only called there, inside a `try` that handles the failure, and code that is GPU
 code by design because it asks CUDA, unconditionally, for what only a GPU has (a device
 index with `torch.cuda.current_device()`, a name, an event, `.cuda(args.gpu)`). A condition
-that is always true is not a check: `USE_CUDA = True`, or an option parsed with
-`type=bool` and a true default (argparse calls `bool` on the text given, so `--gpu_mode
-False` is true). Nor is code after a statement that always fails (a name used before anything
+that is always true is not a check: `USE_CUDA = True`, or an option no command line turns off:
+one parsed with `type=bool` and a true default (argparse calls `bool` on the text given, so
+`--gpu_mode False` is true), or a `store_true` flag whose default is already `True`. Nor is code after a statement that always fails (a name used before anything
 binds it, as in a notebook exported out of order) a crash devfix could fix. Rewriting correct guarded code into the device-variable style is
 the opt-in DEV015.
 """
@@ -351,14 +351,14 @@ def _is_tensor_method(func: cst.BaseExpression) -> bool:
 
 def _always_true(facts: FileFacts, call: cst.Call) -> str:
     """Why a `.cuda()` under an `if` is reported anyway: the guard is always true, and, for an
-    option parsed with `type=bool` (flagged "fixed", in this file or where it came from), why."""
+    option no command line turns off (flagged "fixed", in this file or where it came from), why."""
     guard = always_true_guard(facts.tree, facts.program, call)
     if guard is None:
         return ""
     said = f" (`if {facts.code(guard, 30)}:` is always true"
     value = facts.value(guard)
     if value is not None and value.flag == "fixed":
-        said += ": an option parsed with `type=bool`, so even `False` on the command line is true"
+        said += ": an option no command line turns off, parsed with `type=bool` or `store_true` and `default=True`"
     return said + ")"
 
 
