@@ -25,7 +25,7 @@ from devfix import parallel, suppressions
 from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
-from devfix.analysis.linking import ModuleSummary, join_incoming
+from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
 from devfix.analysis.project import ProjectFacts, named_in_own_file
 from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 # recursive visitors hit Python's recursion limit from about 400 levels. Real code nests a few
 # dozen levels; files beyond this bound are reported and skipped, never parsed.
 MAX_NESTING = 300
+# Analyses of a group's files with what their callers pass: a chain of calls across files
+# (a script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one a hop.
+_CALLER_ROUNDS = 3
 TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over {MAX_NESTING} levels)"
 
 
@@ -243,15 +246,29 @@ def analyse_group(
         done.results[index] = result
     done.summaries = dict(own.summaries)
     # Functions called from files analysed after them: once more, with what their callers pass
-    # (`train(model, loader, device)` defined in engine.py, called from main.py).
-    incoming = join_incoming(call for result in done.results.values() for call in result.linked_calls)
-    for index in group:
-        read = reads[index]
-        wanted = incoming.get(read.path)
-        if wanted and index in done.results and done.results[index].error is None:
+    # (`train(model, loader, device)` defined in engine.py, called from main.py); and again
+    # while that changes what a file passes on (`Trainer(args)` hands `self.args` to a helper
+    # of a third file), a few rounds at most.
+    used: dict[str, tuple[object, ...]] = {}
+    incoming: dict[str, dict[str, dict[str, Value]]] = {}
+    for _ in range(_CALLER_ROUNDS):
+        incoming = join_incoming(call for result in done.results.values() for call in result.linked_calls)
+        again = [
+            index
+            for index in group
+            if index in done.results
+            and done.results[index].error is None
+            and fingerprint(incoming.get(reads[index].path)) != used.get(reads[index].path, ())
+        ]
+        for index in again:
+            read = reads[index]
+            wanted = incoming.get(read.path)
+            used[read.path] = fingerprint(wanted)
             done.results[index] = process_source(
                 read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted, parsed=parsed
             )
+        if not again:
+            break
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
     return done
 

@@ -252,3 +252,22 @@ def test_no_device_is_declared_in_a_class_that_switches_the_gpu_itself():
     new, diagnostics = fix_code(source, Config())
     assert new == source
     assert [(d.code, d.status) for d in diagnostics] == [("DEV002", "no-fix")]
+
+
+def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
+    """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
+    joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the
+    helper is analysed with it. Two analyses of the same calls make new values, equal in all
+    that the callee can learn: their fingerprints are equal, so no third analysis is made."""
+    from devfix.analysis.linking import fingerprint
+    from devfix.analysis.values import Value, condition, join
+
+    fixed = condition(True, True, "fixed")
+    first = Value(Kind.OTHER, Place.UNKNOWN, attrs=(("cuda", fixed), ("lr", Value(Kind.HOST, Place.CPU))))
+    second = Value(Kind.OTHER, Place.UNKNOWN, attrs=(("cuda", condition(True, True, "fixed")),), ref=cst.Name("args"))
+    joined = join(first, second)
+    assert [(name, v.truth, v.flag) for name, v in joined.attrs] == [("cuda", True, "fixed")]
+    assert join(first, Value(Kind.OTHER, Place.UNKNOWN)).attrs == ()
+    again = Value(Kind.OTHER, Place.UNKNOWN, attrs=(("cuda", condition(True, True, "fixed")),), ref=cst.Name("args"))
+    assert fingerprint({"prepare_input": {"args": second}}) == fingerprint({"prepare_input": {"args": again}})
+    assert fingerprint({"prepare_input": {"args": second}}) != fingerprint({"prepare_input": {"args": first}})

@@ -131,6 +131,36 @@ def informative(value: Value) -> bool:
     )
 
 
+def fingerprint(incoming: dict[str, dict[str, Value]] | None) -> tuple[object, ...]:
+    """What a file's analysis can learn from its callers' arguments (`join_incoming`), without
+    the syntax nodes and evidence each analysis makes anew: equal when another analysis with
+    them would find the same."""
+    if not incoming:
+        return ()
+    return tuple(
+        (name, tuple((param, _facts(value)) for param, value in sorted(params.items())))
+        for name, params in sorted(incoming.items())
+    )
+
+
+def _facts(value: Value | None) -> tuple[object, ...]:
+    if value is None:
+        return ()
+    return (
+        value.kind,
+        value.place,
+        value.flag,
+        value.truth,
+        value.cpu,
+        value.neutral,
+        value.scalar,
+        value.dp,
+        tuple((name, _facts(v)) for name, v in value.attrs),
+        tuple(_facts(v) for v in value.items) if value.items is not None else None,
+        _facts(value.element),
+    )
+
+
 Export = Union[ClassSummary, FunctionSummary, Value]
 
 

@@ -202,6 +202,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         origins,
         items=items,
         element=element,
+        attrs=_join_attrs(a.attrs, b.attrs),
         obj=_union(a.obj, b.obj) if a.kind is Kind.MODULE else a.obj if a.obj == b.obj else None,
         scalar=a.scalar and b.scalar,
         grad=a.grad and b.grad,
@@ -216,6 +217,14 @@ def join(a: Value | None, b: Value | None) -> Value:
         member=a.member and b.member,
         dp=a.dp and b.dp,
     )
+
+
+def _join_attrs(a: tuple[tuple[str, Value], ...], b: tuple[tuple[str, Value], ...]) -> tuple[tuple[str, Value], ...]:
+    """The attributes both paths know (the run's options handed to a helper by every caller)."""
+    if not a or not b:
+        return ()
+    other = dict(b)
+    return tuple((name, join(value, other[name])) for name, value in a if name in other)
 
 
 def on_host_only(value: Value) -> bool:
