@@ -43,10 +43,10 @@ if TYPE_CHECKING:
 # recursive visitors hit Python's recursion limit from about 400 levels. Real code nests a few
 # dozen levels; files beyond this bound are reported and skipped, never parsed.
 MAX_NESTING = 300
-# Analyses of a group's files with what their callers pass: a chain of calls across files
-# (a script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one a hop.
-_CALLER_ROUNDS = 3
 TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over {MAX_NESTING} levels)"
+# Analyses of a group's files with what their callers pass: a chain of calls across files (a
+# script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one round a hop.
+_CALLER_ROUNDS = 3
 
 
 class RuleCrash(Exception):
@@ -253,21 +253,26 @@ def analyse_group(
     incoming: dict[str, dict[str, dict[str, Value]]] = {}
     for _ in range(_CALLER_ROUNDS):
         incoming = join_incoming(call for result in done.results.values() for call in result.linked_calls)
-        again = [
-            index
+        changed = {
+            index: facts
             for index in group
             if index in done.results
             and done.results[index].error is None
-            and fingerprint(incoming.get(reads[index].path)) != used.get(reads[index].path, ())
-        ]
-        for index in again:
+            and (facts := fingerprint(incoming.get(reads[index].path))) != used.get(reads[index].path, ())
+        }
+        for index, facts in changed.items():
             read = reads[index]
-            wanted = incoming.get(read.path)
-            used[read.path] = fingerprint(wanted)
+            used[read.path] = facts
             done.results[index] = process_source(
-                read.old, configs[index], fix=fix, path=read.path, project=own, incoming=wanted, parsed=parsed
+                read.old,
+                configs[index],
+                fix=fix,
+                path=read.path,
+                project=own,
+                incoming=incoming.get(read.path),
+                parsed=parsed,
             )
-        if not again:
+        if not changed:
             break
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
     return done
