@@ -152,7 +152,11 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
     if index is None:
         index = _GpuCalls()
         seen: set[int] = set()
-        for call in [*program.gpu_only_calls, *(c for c in tree.data.calls if _chosen_cuda_index(program, c))]:
+        distributed = is_distributed(tree, program)
+        chosen = (
+            c for c in tree.data.calls if _chosen_cuda_index(program, c) or (distributed and _cuda_move(program, c))
+        )
+        for call in [*program.gpu_only_calls, *chosen]:
             owner = _scope_owner(tree, call)
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
@@ -277,6 +281,26 @@ def _first_exit(tree: Tree, function: cst.FunctionDef) -> cst.CSTNode | None:
 
     function.visit(Exits())
     return min(found, key=tree.order) if found else None
+
+
+def is_distributed(tree: Tree, program: Program) -> bool:
+    """The file calls `init_process_group`: one process per GPU by design. DEV002 leaves its
+    `.cuda()` calls, so each stays a GPU demand, for this file and for the files that call its
+    functions (tacotron2's `train.load_model`, called from its inference notebook)."""
+    for call in tree.data.calls:
+        callee = program.values.get(id(call.func))
+        if callee is not None and (callee.qual or "").endswith("init_process_group"):
+            return True
+    return False
+
+
+def _cuda_move(program: Program, call: cst.Call) -> bool:
+    """`x.cuda()` on a value, not a call of `torch.cuda` itself."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+        return False
+    receiver = program.values.get(id(func.value))
+    return receiver is None or receiver.qual is None
 
 
 def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.facts import FileFacts
-from devfix.analysis.reach import always_true_guard, runs_without_gpu
+from devfix.analysis.reach import always_true_guard, is_distributed, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
@@ -76,7 +76,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if self._distributed(ctx):
+        if is_distributed(facts.tree, facts.program):
             return  # a multi-process program picks a GPU per rank by design
         for call in facts.data.calls:
             if facts.value(call) is None or not _may_hard_code_cuda(ctx, call):
@@ -90,14 +90,6 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
     def _runs_without_gpu(self, ctx: RuleContext, node: cst.CSTNode) -> bool:
         return runs_without_gpu(ctx.facts.tree, ctx.facts.program, node)
-
-    @staticmethod
-    def _distributed(ctx: RuleContext) -> bool:
-        for call in ctx.facts.data.calls:
-            callee = ctx.facts.value(call.func)
-            if callee is not None and (callee.qual or "").endswith("init_process_group"):
-                return True
-        return False
 
     # -- calls -------------------------------------------------------------------------------------
     def _check_call(self, ctx: RuleContext, call: cst.Call) -> Finding | None:
