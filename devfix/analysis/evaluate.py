@@ -71,6 +71,7 @@ class Frame:
         self.env: dict[str, Value] = dict(env or {})
         self.heap: dict[int, Slot] = dict(heap or {})
         self.no_grad = 0
+        self.device_context = 0  # inside `with device:` (a torch.device as a context): factories make things there
         self.attribute_owners: set[str] = set()  # module-level names whose attributes the code sets
         self.choice_guard = 0  # inside a GPU check that is the user's choice (`if args.cuda:`)
         self.gpu_guards: list[str] = []  # the reasons ("choice", "available") of the GPU checks around
@@ -407,18 +408,22 @@ class Frame:
             self.ended = self.ended or ended
 
     def _with(self, node: cst.With) -> None:
-        no_grad = 0
+        no_grad = placing = 0
         for item in node.items:
             value = self.expr(item.item)
             if operations.is_no_grad_context(self, item.item, value):
                 no_grad += 1
+            if value.kind is Kind.DEVICE and value.place is not Place.CPU:
+                placing += 1  # `with torch.device("cuda"):` builds models and tensors there
             if item.asname is not None:
                 self.bind(item.asname.name, operations.entered(value), node)
         self.no_grad += no_grad
+        self.device_context += placing
         try:
             self.block(node.body)
         finally:
             self.no_grad -= no_grad
+            self.device_context -= placing
 
     def _function_def(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:

@@ -280,6 +280,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         origins: frozenset[Origin] | None = None,
     ) -> Value:
         obj = id(node)
+        if place is Place.CPU and frame.device_context:
+            place, origins = Place.UNKNOWN, frozenset()  # built under `with device:`, wherever that is
         if origins is None:
             origins = frozenset({Origin("construct", node)}) if place is Place.CPU else frozenset()
         value = Value(Kind.MODULE, place, origins, obj=obj, neutral=neutral, cls=cls.node if cls is not None else None)

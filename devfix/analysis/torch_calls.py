@@ -80,7 +80,7 @@ def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
     if out is not None:
         # `torch.arange(0, n, out=torch.cuda.LongTensor(n))`: the result is `out`, where it lives
         return replace(out[1], member=False) if out[1].kind is Kind.TENSOR else UNKNOWN
-    if frame.program.default_device_changed:
+    if frame.program.default_device_changed or frame.device_context:
         return UNKNOWN
     positional = arguments.positional(args)
     if function in api.SCALAR_FACTORIES and positional:
