@@ -26,7 +26,7 @@ from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
-from devfix.analysis.project import ProjectFacts, named_in_own_file
+from devfix.analysis.project import ProjectFacts, named_in_own_file, top_level_names
 from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
@@ -311,13 +311,30 @@ def _used_only_by_broken_files(
                 broken.add(read.path)
     if not broken:
         return {}
+    resolved: dict[str, dict[str, set[str]]] = {}  # per file, the defining files its calls of a name reach
+    for read, result in zip(reads, results):
+        if read.path not in broken:
+            for defined in top_level_names(read.old):
+                resolved.setdefault(read.path, {})[defined.decode("ascii", "replace")] = {read.path}
+        for path, name, _ in result.uses:
+            resolved.setdefault(read.path, {}).setdefault(name, set()).add(path)
     found: dict[str, frozenset[str]] = {}
     for read in reads:
         names = project.named_by.get(read.path, {})
-        dead = [name for name, users in names.items() if users <= broken and not named_in_own_file(read.old, name)]
+        dead = [
+            name
+            for name, users in names.items()
+            if set() < _naming(read.path, name, users, resolved) <= broken and not named_in_own_file(read.old, name)
+        ]
         if dead and read.path not in broken:
             found[read.path] = frozenset(dead)
     return found
+
+
+def _naming(path: str, name: str, users: frozenset[str], resolved: dict[str, dict[str, set[str]]]) -> set[str]:
+    """The files that write `name` (a text match) less those that define their own `name` or
+    whose calls of it reach another file's only: two sub-projects, each with an `Architect`."""
+    return {user for user in users if not (resolved.get(user, {}).get(name) and path not in resolved[user][name])}
 
 
 def _mentions_other_than_calls(data: bytes, names: frozenset[str]) -> bool:

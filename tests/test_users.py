@@ -7,6 +7,10 @@ from pathlib import Path
 
 from project_runs import project_findings
 
+from devfix.config import Config
+from devfix.results import FileResult
+from devfix.runner import process_project
+
 CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_model_used_only_by_gpu_script"
 
 
@@ -55,3 +59,22 @@ def test_a_script_python_can_run_makes_that_code_run(tmp_path):
     shutil.copytree(BROKEN, tmp_path / "p")
     search = "import torch\nfrom model_search import Network\n\nprint(Network(16, 10).new())\n"
     assert "model_search.py:16 DEV002" in project_findings(tmp_path / "p", {"search.py": search})
+
+
+def test_another_sub_projects_class_of_the_same_name_does_not_revive_it(tmp_path):
+    """darts keeps two sub-projects, `cnn/` and `rnn/`, each with its own `model_search.Network`.
+    A runnable `rnn/search.py` that builds rnn's `Network` writes the name too, but its call
+    reaches rnn's file: cnn's copy is still used only by a script Python cannot compile."""
+    shutil.copytree(BROKEN, tmp_path / "p" / "cnn")
+    rnn = tmp_path / "p" / "rnn"
+    rnn.mkdir()
+    (rnn / "model_search.py").write_text(
+        "import torch.nn as nn\n\n\nclass Network(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(n, n)\n\n    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+    )
+    (rnn / "search.py").write_text(
+        "import torch\nfrom model_search import Network\n\nprint(Network(4)(torch.randn(2, 4)))\n"
+    )
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted((tmp_path / "p").rglob("*.py"))]
+    assert [d.code for r in process_project(reads, Config(), fix=False) for d in r.diagnostics] == []

@@ -547,7 +547,7 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
     does not see."""
     if len(files) < 2:
         return {}
-    defined = {path: set(_TOP_NAME.findall(data)) for path, data in files}
+    defined = {path: top_level_names(data) for path, data in files}
     wanted = set().union(*defined.values())
     if not wanted:
         return {}
@@ -564,6 +564,11 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
         for path, names in defined.items()
     }
     return {path: names for path, names in found.items() if names}
+
+
+def top_level_names(data: bytes) -> set[bytes]:
+    """The names of the file's top-level `def` and `class` statements, read off its text."""
+    return set(_TOP_NAME.findall(data))
 
 
 _METHOD = re.compile(rb"^[ \t]+def[ \t]+(\w+)", re.MULTILINE)
