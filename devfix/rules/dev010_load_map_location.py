@@ -107,10 +107,12 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
 
 
 def _in_a_test(facts: FileFacts, call: cst.Call) -> bool:
-    """A test function (`test_*`, `_test_*`) loads the checkpoint it wrote itself, on the same machine."""
+    """A test function (`test_*`, `_test_*`) loads the checkpoint it wrote itself, on the same
+    machine. Not one the file calls itself: ssd.pytorch's `test.py` runs `test_voc()` from its
+    `__main__` block, an evaluation script loading the released weights."""
     function = facts.tree.enclosing(call, cst.FunctionDef)
     while isinstance(function, cst.FunctionDef):
-        if function.name.value.lstrip("_").startswith("test"):
+        if function.name.value.lstrip("_").startswith("test") and not facts.program.call_sites.get(id(function)):
             return True
         function = facts.tree.enclosing(function, cst.FunctionDef)
     return False
@@ -156,13 +158,58 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
         for save, value in facts.program.saves
         if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths
     ]
-    return bool(saved) and all(_moved_to_cpu(node) or _on_the_cpu(value) for node, value in saved)
+    return bool(saved) and all(
+        _moved_to_cpu(node) or _on_the_cpu(value) or _plain_object(facts, value) for node, value in saved
+    )
 
 
 def _on_the_cpu(value: Value) -> bool:
     """A model or tensor the flow shows on the CPU where it is saved (a notebook's model saved
     before any cell moves it)."""
     return value.kind in (Kind.MODULE, Kind.TENSOR) and value.place is Place.CPU
+
+
+def _plain_object(facts: FileFacts, value: Value, depth: int = 0) -> bool:
+    """An instance of a project class that is no model and whose code names no device, whose
+    attributes hold tensors, plain values and such objects: a corpus that tokenises text files
+    into `torch.LongTensor`s, cached with `torch.save(corpus, fn)` (awd-lstm-lm's scripts). Its
+    tensors are made on the CPU, so the cache loads anywhere."""
+    cls = facts.program.classes.get(id(value.cls)) if value.kind is Kind.OTHER and value.cls is not None else None
+    if cls is None or cls.kind != "other" or cls.framework or cls.opaque or cls.dynamic or depth > 2:
+        return False
+    attrs = [attr for _, attr in cls.linked.attrs] if cls.linked is not None else list(cls.attrs.values())
+    plain = all(_plain_value(facts, attr, depth + 1) for attr in attrs)
+    return bool(attrs) and plain and not _names_a_device(cls.node)
+
+
+def _plain_value(facts: FileFacts, value: Value, depth: int) -> bool:
+    """A tensor not on the device, a plain value, a list or dictionary of those, a plain object."""
+    if value.kind is Kind.TENSOR:
+        return value.place is not Place.DEVICE
+    if value.kind is Kind.STRUCT:
+        parts = [*(value.items or ()), *((value.element,) if value.element is not None else ())]
+        return depth <= 3 and all(_plain_value(facts, part, depth + 1) for part in parts)
+    if value.kind is Kind.OTHER and value.cls is not None:
+        return _plain_object(facts, value, depth)
+    return value.kind in (Kind.HOST, Kind.OTHER)
+
+
+def _names_a_device(klass: cst.ClassDef) -> bool:
+    """The class's code names a device: `.cuda(`, `.to(`, `.device`, `device=`."""
+    finder = _DeviceWords()
+    klass.visit(finder)
+    return finder.found
+
+
+class _DeviceWords(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found = self.found or node.attr.value in ("cuda", "to", "device", "set_default_device")
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self.found = self.found or (node.keyword is not None and node.keyword.value == "device")
 
 
 def _moved_to_cpu(node: cst.BaseExpression) -> bool:
@@ -175,7 +222,7 @@ def _moved_to_cpu(node: cst.BaseExpression) -> bool:
 def _path_shapes(tree: Tree, node: cst.BaseExpression) -> set[str]:
     """The path's shape, and for a name assigned once (`best_path = os.path.join(d, "best.pt")`)
     the shape of what it was assigned."""
-    shapes = {_path_shape(tree, node)}
+    shapes = {_variable(tree, node) if isinstance(node, cst.Name) else _path_shape(tree, node)}
     opened = _opened_path(node)
     if opened is not None:
         return shapes | _path_shapes(tree, opened)  # `torch.load(open(path, "rb"))`
@@ -190,6 +237,13 @@ def _path_shapes(tree: Tree, node: cst.BaseExpression) -> set[str]:
                 if isinstance(target, cst.Name) and target.value == node.value and opened is not None:
                     shapes |= _path_shapes(tree, opened)
     return shapes
+
+
+def _variable(tree: Tree, name: cst.Name) -> str:
+    """A path held in a variable, told apart by where it is bound: `fn` of a `model_save(fn)`
+    is not the module's corpus cache `fn`."""
+    bindings = tree.scope_of(name).lookup(name.value) or []
+    return f"{name.value}@{min((b.order for b in bindings), default=-1)}"
 
 
 def _opened_path(node: cst.BaseExpression) -> cst.BaseExpression | None:
