@@ -594,6 +594,21 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             return False
         return all(self.module_done if owner is None else owner in self.evaluated for owner in owners)
 
+    def unreached_calls(self, info: FunctionInfo) -> list[cst.Call]:
+        """The file's calls by name of a plain function none of whose calls the flow reached
+        (`train(...)` after `if args.evaluate: validate(...); return` under an option that is
+        always on): where to ask whether it runs. Empty for a function handed on as a value,
+        named by another file, or called somewhere the flow went."""
+        if (
+            info.klass is not None
+            or info.world != "program"
+            or self.call_sites.get(id(info.node))
+            or id(info.node) in self.escaped_functions
+            or info.name in self.named_elsewhere
+        ):
+            return []
+        return [call for call in self.data.calls if isinstance(call.func, cst.Name) and call.func.value == info.name]
+
     def _static_callers(self) -> dict[int, set[int | None]]:
         """Per function of the file: the functions (None: the module's own code) whose calls
         name it, once per file."""

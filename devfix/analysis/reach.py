@@ -424,7 +424,8 @@ def _function_runs(
     elif never_runs(tree, program, function) or _used_only_on_a_gpu(tree, program, function):
         result = False
     else:
-        sites = program.call_sites.get(key, [])
+        info = program.functions.get(key)
+        sites = program.call_sites.get(key, []) or (program.unreached_calls(info) if info is not None else [])
         if sites:
             result = any(
                 runs_without_gpu(tree, program, site, memo, caught=caught)
