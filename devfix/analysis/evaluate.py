@@ -124,6 +124,18 @@ class Frame:
             self.program.heap_writes.setdefault(current, []).append(slot)
             stack.extend(self.program.children.get(current, ()))
 
+    def _replaced_weights(self, target: cst.Attribute, value: Value) -> None:
+        """`cell.weight_hh.data = gru.weight_hh_l0.data`: the module's weights are now tensors
+        from elsewhere (a `GRUCell` sharing a `GRU`'s weights), wherever those live; the flow
+        no longer knows where the module is."""
+        if target.attr.value != "data" or not isinstance(target.value, cst.Attribute):
+            return
+        if value.kind is Kind.TENSOR and value.place is Place.CPU:
+            return
+        owner = self.expr(target.value.value)
+        if owner.kind is Kind.MODULE and owner.obj is not None:
+            self.set_place(owner.obj, Place.UNKNOWN)
+
     def place_of(self, value: Value) -> Value:
         """A module value with its current place from the heap."""
         if value.kind is Kind.MODULE and value.obj is not None:
@@ -185,6 +197,7 @@ class Frame:
                 else:
                     self.bind(element.value, _item(value, index, len(elements) if not starred else None), binder)
         elif isinstance(target, cst.Attribute):
+            self._replaced_weights(target, value)
             self.program.classes_assign(self, target, value)
         elif isinstance(target, cst.Subscript):
             container = self.expr(target.value)
