@@ -253,16 +253,23 @@ def _opened_path(node: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+# the values a path is formatted from: a counter (`epoch`), an item (`his_loss[best]`), a sum (`best + 1`)
+_COMPUTED = (cst.Name, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)
+
+
 class _Blanks(cst.CSTTransformer):
-    """Replaces the plain names a path is built from (`epoch`, `best_epoch`) with `_`."""
+    """Replaces the values a path is formatted from (`epoch`, `best_epoch + 1`,
+    `his_loss[best]`) with `_`: `str(i)` saved each epoch and `str(bestid + 1)` loaded after
+    are the same files."""
 
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(value=cst.Name("_")) if isinstance(updated.value, cst.Name) else updated
+        return updated.with_changes(value=cst.Name("_")) if isinstance(updated.value, _COMPUTED) else updated
 
     def leave_FormattedStringExpression(
         self, original: cst.FormattedStringExpression, updated: cst.FormattedStringExpression
     ) -> cst.FormattedStringExpression:
-        return updated.with_changes(expression=cst.Name("_")) if isinstance(updated.expression, cst.Name) else updated
+        blank = isinstance(updated.expression, _COMPUTED)
+        return updated.with_changes(expression=cst.Name("_")) if blank else updated
 
 
 def _path_shape(tree: Tree, node: cst.BaseExpression) -> str:
