@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import re
 import traceback
 import warnings
@@ -311,6 +312,7 @@ def _used_only_by_broken_files(
                 broken.add(read.path)
     if not broken:
         return {}
+    found = _imported_only_by_broken_files(reads, broken, project)
     resolved: dict[str, dict[str, set[str]]] = {}  # per file, the defining files its calls of a name reach
     for read, result in zip(reads, results):
         if read.path not in broken:
@@ -318,7 +320,6 @@ def _used_only_by_broken_files(
                 resolved.setdefault(read.path, {})[defined.decode("ascii", "replace")] = {read.path}
         for path, name, _ in result.uses:
             resolved.setdefault(read.path, {}).setdefault(name, set()).add(path)
-    found: dict[str, frozenset[str]] = {}
     for read in reads:
         names = project.named_by.get(read.path, {})
         dead = [
@@ -327,8 +328,55 @@ def _used_only_by_broken_files(
             if set() < _naming(read.path, name, users, resolved) <= broken and not named_in_own_file(read.old, name)
         ]
         if dead and read.path not in broken:
-            found[read.path] = frozenset(dead)
+            found[read.path] = found.get(read.path, frozenset()) | frozenset(dead)
     return found
+
+
+def _imported_only_by_broken_files(
+    reads: Sequence[FileResult], broken: set[str], project: ProjectFacts
+) -> dict[str, frozenset[str]]:
+    """The top-level names of modules that only files Python cannot compile import, directly
+    or through such modules (manifold_mixup's `models` package, imported only by a `main.py`
+    that writes `.cuda(async=True)`): nothing that can run imports them. Names the module uses
+    itself (a `__main__` self-test's) may run, and a module a notebook imports is kept."""
+    index = project.index
+    if index is None:
+        return {}
+    data = {read.path: read.old for read in reads}
+    importers: dict[str, set[str]] = {}
+    for read in reads:
+        if read.path.endswith(".py"):
+            for imported in index.imports(read.path, read.old):
+                if imported != read.path:
+                    importers.setdefault(imported, set()).add(read.path)
+    notebooks = [read.old for read in reads if not read.path.endswith(".py")]
+    dead: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for path, by in importers.items():
+            if path in dead or path in broken or path not in data or not by <= broken | dead:
+                continue
+            if _imported_in(notebooks, path):
+                continue
+            dead.add(path)
+            changed = True
+    found = {}
+    for path in dead:
+        names = (name.decode("ascii", "replace") for name in top_level_names(data[path]))
+        runs_itself = b"__main__" in data[path]  # a self-test may use some of its names
+        found[path] = frozenset(name for name in names if not (runs_itself and named_in_own_file(data[path], name)))
+    return found
+
+
+def _imported_in(texts: Sequence[bytes], path: str) -> bool:
+    """An import in one of `texts` (notebooks, which no import scan reads) names the module:
+    its file's name, or its package's for an `__init__.py`."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    line = re.compile(rb"(?:import|from)[ \t]+[\w., \t]*\b" + re.escape(stem.encode()) + rb"\b")
+    return any(line.search(text) for text in texts)
 
 
 def _naming(path: str, name: str, users: frozenset[str], resolved: dict[str, dict[str, set[str]]]) -> set[str]:

@@ -78,3 +78,42 @@ def test_another_sub_projects_class_of_the_same_name_does_not_revive_it(tmp_path
     )
     reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted((tmp_path / "p").rglob("*.py"))]
     assert [d.code for r in process_project(reads, Config(), fix=False) for d in r.diagnostics] == []
+
+
+RESNET = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+    "        lam = torch.ones(x.shape[0], 2).cuda()\n        return self.fc(x) * lam\n\n\n"
+    "def resnet18():\n    return Net()\n"
+)
+BROKEN_MAIN = (
+    "import torch\nimport models\n\nx = torch.zeros(2).cuda(async=True)\n"
+    "print(models.__dict__['resnet18']()(torch.zeros(1, 4)))\n"
+)
+
+
+def _package_findings(root: Path, files: dict[str, str]) -> list[str]:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
+    results = process_project(reads, Config(), fix=False)
+    return [f"{Path(r.path).relative_to(root).as_posix()}:{d.line} {d.code}" for r in results for d in r.diagnostics]
+
+
+def test_a_package_only_a_script_python_cannot_compile_imports_is_left_alone(tmp_path):
+    """manifold_mixup's `main.py` writes `.cuda(async=True)` (a SyntaxError since Python 3.7)
+    and picks its model by name from the `models` package it imports: no program that can
+    run imports the package, though no file writes the names of what it defines."""
+    files = {"models/__init__.py": "from .resnet import *\n", "models/resnet.py": RESNET, "main.py": BROKEN_MAIN}
+    assert _package_findings(tmp_path, files) == []
+
+
+def test_a_runnable_importer_makes_the_package_run(tmp_path):
+    files = {
+        "models/__init__.py": "from .resnet import *\n",
+        "models/resnet.py": RESNET,
+        "main.py": BROKEN_MAIN,
+        "demo.py": "import torch\nimport models\n\nprint(models.resnet18()(torch.zeros(1, 4)))\n",
+    }
+    assert "models/resnet.py:11 DEV002" in _package_findings(tmp_path, files)
