@@ -108,14 +108,22 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
 
 def _in_a_test(facts: FileFacts, call: cst.Call) -> bool:
     """A test function (`test_*`, `_test_*`) loads the checkpoint it wrote itself, on the same
-    machine. Not one the file calls itself: ssd.pytorch's `test.py` runs `test_voc()` from its
-    `__main__` block, an evaluation script loading the released weights."""
+    machine. Not one the file calls from other code: ssd.pytorch's `test.py` runs `test_voc()`
+    from its `__main__` block, an evaluation script loading the released weights (a helper
+    that tests call, `_test_saves(device, dirname)`, is still a test)."""
     function = facts.tree.enclosing(call, cst.FunctionDef)
     while isinstance(function, cst.FunctionDef):
-        if function.name.value.lstrip("_").startswith("test") and not facts.program.call_sites.get(id(function)):
+        if _is_test(function) and all(
+            _is_test(facts.tree.enclosing(site, cst.FunctionDef))
+            for site in facts.program.call_sites.get(id(function), [])
+        ):
             return True
         function = facts.tree.enclosing(function, cst.FunctionDef)
     return False
+
+
+def _is_test(function: cst.CSTNode | None) -> bool:
+    return isinstance(function, cst.FunctionDef) and function.name.value.lstrip("_").startswith("test")
 
 
 def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
