@@ -169,6 +169,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         ] = []  # `x.to(d)` on tensors: the call, the receiver, where to
         self.datasets: dict[int, tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
         self.call_sites: dict[int, list[cst.Call]] = {}  # FunctionDef id -> the calls of it
+        self._calls_by_name: dict[str, list[cst.Call]] | None = None  # the file's calls of a bare name
         self.discarded_moves: list[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
         self.linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = []  # calls of other files' functions
         self.evaluated: set[int] = set()
@@ -607,7 +608,12 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             or info.name in self.named_elsewhere
         ):
             return []
-        return [call for call in self.data.calls if isinstance(call.func, cst.Name) and call.func.value == info.name]
+        if self._calls_by_name is None:
+            self._calls_by_name = {}
+            for call in self.data.calls:
+                if isinstance(call.func, cst.Name):
+                    self._calls_by_name.setdefault(call.func.value, []).append(call)
+        return self._calls_by_name.get(info.name, [])
 
     def _static_callers(self) -> dict[int, set[int | None]]:
         """Per function of the file: the functions (None: the module's own code) whose calls
