@@ -139,9 +139,34 @@ def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
             continue
         here = tree.function_scope_of(save) is scope and tree.order(save) < tree.order(call)
         built = init is not None and tree.enclosing(save, cst.FunctionDef) is init
-        if (here or built) and _path_shapes(tree, save.args[1].value) & paths:
+        if (here or built or _called_before(facts, save, call)) and _path_shapes(tree, save.args[1].value) & paths:
             return True
     return False
+
+
+def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
+    """The load is in a function of the file that is called only after the save ran: by the
+    module code, after it saved or called the function that saves (`for epoch in ...:
+    train(epoch)`, then `test()`, NRI's training scripts), or by the saving function itself,
+    after its save (GCNII's `train()` keeps the best epoch, then tests it)."""
+    tree, program = facts.tree, facts.program
+    saver, loader = tree.enclosing(save, cst.FunctionDef), tree.enclosing(load, cst.FunctionDef)
+    if not isinstance(loader, cst.FunctionDef) or saver is loader:
+        return False
+    if isinstance(saver, cst.FunctionDef):
+        saves = [
+            site for site in program.call_sites.get(id(saver), []) if tree.function_scope_of(site).kind == "module"
+        ]
+    else:
+        saves = [save]  # the module's own code saves
+    loads = program.call_sites.get(id(loader), [])
+
+    def after_the_save(site: cst.Call) -> bool:
+        if tree.enclosing(site, cst.FunctionDef) is saver and saver is not None:
+            return tree.order(site) > tree.order(save)  # `train()` saves the best epoch, then tests it
+        return tree.function_scope_of(site).kind == "module" and tree.order(site) > min(tree.order(s) for s in saves)
+
+    return bool(saves and loads) and all(after_the_save(site) for site in loads)
 
 
 def _init_of_class(tree: Tree, call: cst.Call) -> cst.FunctionDef | None:
