@@ -273,10 +273,13 @@ def _path_shapes(tree: Tree, node: cst.BaseExpression) -> set[str]:
 
 
 def _variable(tree: Tree, name: cst.Name) -> str:
-    """A path held in a variable, told apart by where it is bound: `fn` of a `model_save(fn)`
-    is not the module's corpus cache `fn`."""
+    """A path held in a variable: its name, as the files' own helpers share it (`save_path`
+    in `save_network` and in `load_network`). A parameter is told apart by where it is bound:
+    the `fn` of a `model_save(fn)` says nothing of which file that is."""
     bindings = tree.scope_of(name).lookup(name.value) or []
-    return f"{name.value}@{min((b.order for b in bindings), default=-1)}"
+    if any(b.kind == "param" for b in bindings):
+        return f"{name.value}@{min(b.order for b in bindings)}"
+    return name.value
 
 
 def _opened_path(node: cst.BaseExpression) -> cst.BaseExpression | None:
