@@ -310,12 +310,7 @@ def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
     callee = program.values.get(id(func))
     if callee is not None and callee.qual == "torch.cuda.set_device":
         return bool(call.args) and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer)
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
-        return False
-    receiver = program.values.get(id(func.value))
-    if receiver is not None and receiver.qual is not None:
-        return False  # `torch.cuda` itself
-    return chosen_gpu(cuda_index(call))
+    return _cuda_move(program, call) and chosen_gpu(cuda_index(call))
 
 
 def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program: Program) -> bool:
