@@ -8,7 +8,9 @@ reader of a class's facts never imports the evaluator.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import libcst as cst
 
@@ -48,20 +50,12 @@ class ClassInfo:
             return None
         if self.linked is not None:
             return self.linked.method(name)
-        for base in self.bases:
-            found = base.linked_method(name)
-            if found is not None:
-                return found
-        return None
+        return _first(base.linked_method(name) for base in self.bases)
 
     def method(self, name: str) -> cst.FunctionDef | None:
         if name in self.methods:
             return self.methods[name]
-        for base in self.bases:
-            found = base.method(name)
-            if found is not None:
-                return found
-        return None
+        return _first(base.method(name) for base in self.bases)
 
     def attribute(self, name: str) -> Value | None:
         """What `self.name` holds, joined over the writes devfix sees; None when unknown,
@@ -70,11 +64,7 @@ class ClassInfo:
             return None
         if name in self.attrs:
             return self.attrs[name]
-        for base in self.bases:
-            found = base.attribute(name)
-            if found is not None:
-                return found
-        return None
+        return _first(base.attribute(name) for base in self.bases)
 
     @property
     def sets_attributes_wholesale(self) -> bool:
@@ -200,3 +190,11 @@ def registered_items(cls: ClassInfo, struct: Value, origin: Origin) -> Value:
 
 def defines_name(cls: ClassInfo, name: str) -> bool:
     return cls.method(name) is not None or cls.linked_method(name) is not None
+
+
+_T = TypeVar("_T")
+
+
+def _first(found: Iterable[_T | None]) -> _T | None:
+    """The first answer of the bases, in their order, that is not None."""
+    return next((item for item in found if item is not None), None)
