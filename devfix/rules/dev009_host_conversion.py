@@ -26,8 +26,11 @@ tensor.detach().numpy() instead". Model outputs, moved batches and anything comp
 them are such tensors. The same holds for tensors handed to NumPy / scikit-learn functions
 (`np.mean(t)`, `accuracy_score(y, preds)`). `.item()` and `.tolist()` work everywhere.
 The `lengths` of `pack_padded_sequence` must be a CPU tensor too: lengths moved to the GPU
-get `.cpu()`. devfix reports these only for values it has seen put on the device (or that it
-knows require grad); a tensor whose device it cannot know is left alone.
+get `.cpu()`. devfix reports these only for values it has seen put on the device; a tensor
+whose device it cannot know is left alone. A missing `.detach()` before `.cpu().numpy()` is
+reported only in a function that runs a backward pass itself: elsewhere grad mode is the
+caller's (an evaluation under `torch.no_grad()`, a detector's integer labels), and code that
+works as written converts where it is off.
 """
     example = """
 outputs = model(inputs.to(device))
@@ -55,11 +58,12 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         facts = ctx.facts
+        training = _training_scopes(ctx)
         for meeting in sorted(facts.program.meetings.values(), key=lambda m: facts.tree.order(m.node)):
             if meeting.kind != "host":
                 continue
             if meeting.detail == "numpy":
-                finding = self._check_numpy(ctx, meeting)
+                finding = self._check_numpy(ctx, meeting, training)
             elif meeting.detail == "pack_padded_sequence lengths":
                 finding = self._check_lengths(ctx, meeting)
             elif meeting.detail and "." in meeting.detail:
@@ -69,7 +73,7 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             if finding is not None:
                 yield finding
 
-    def _check_numpy(self, ctx: RuleContext, meeting: Meeting) -> Finding | None:
+    def _check_numpy(self, ctx: RuleContext, meeting: Meeting, training: set[int]) -> Finding | None:
         call = meeting.node
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
             return None
@@ -86,6 +90,8 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             inner_value = ctx.facts.value(inner)
             if inner_value is None or not inner_value.grad or _is_detach(inner):
                 return None
+            if id(_scope_owner(ctx, call)) not in training:
+                return None  # grad mode is the caller's: a detection's int labels, an eval under no_grad
             new = method_call(method_call(method_call(inner, "detach"), "cpu"), "numpy")
             message = f"`{text}.numpy()`: `{_code(ctx, inner)}` requires grad; detach it first"
             return self.finding(call, message, [Replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
@@ -134,6 +140,25 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         return self.finding(
             node, f"{message}; passed with `.cpu()`", [Replace(node, method_call(expression(node), "cpu"))]
         )
+
+
+def _training_scopes(ctx: RuleContext) -> set[int]:
+    """The functions (and the module's own code, by its node's id) that call `.backward()`.
+
+    `.cpu().numpy()` on a tensor that requires grad fails on every machine, so code that
+    works and converts so does it where grad is off: under a caller's `torch.no_grad()`
+    (often in another file), on integer outputs (a detector's labels), on a distribution's
+    samples. Only a scope that runs a backward pass itself shows grad mode to be on."""
+    return {
+        id(_scope_owner(ctx, call))
+        for call in ctx.facts.tree.data.calls
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+    }
+
+
+def _scope_owner(ctx: RuleContext, node: cst.CSTNode) -> cst.CSTNode:
+    tree = ctx.facts.tree
+    return tree.enclosing(node, cst.FunctionDef) or tree.module
 
 
 def _unchanged_parameter(ctx: RuleContext, node: cst.CSTNode) -> bool:
