@@ -48,6 +48,7 @@ TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over
 # Analyses of a group's files with what their callers pass: a chain of calls across files (a
 # script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one round a hop.
 _CALLER_ROUNDS = 3
+_GPU_ONLY_ROUNDS = 3
 
 
 class RuleCrash(Exception):
@@ -173,19 +174,29 @@ def process_programs(
         if cache is not None:
             cache.put(group, reads, keys[tuple(group)], done.results)
     # Classes and functions that only GPU-only code builds or calls: their files once more,
-    # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`).
-    project.gpu_only.update(_gpu_only_users(reads, results))
+    # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`); and
+    # again while that makes more of them so (a model built only by such a class's
+    # `__init__`), a few rounds at most.
+    grown = _gpu_only_users(reads, results)
     for path, names in _used_only_by_broken_files(reads, results, project).items():
-        project.gpu_only[path] = project.gpu_only.get(path, frozenset()) | names
-    for group in partial:
-        # the cache and the workers give back no summaries: a group analysed once more needs its own first
-        if any(reads[index].path in project.gpu_only and results[index] is not reads[index] for index in group):
-            join(group, analyse_group(group, reads, configs, fix, project))
-    for index, read in enumerate(reads):
-        if read.path in project.gpu_only and results[index] is not read and results[index].error is None:
-            results[index] = process_source(
-                read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path)
-            )
+        grown[path] = grown.get(path, frozenset()) | names
+    for _ in range(_GPU_ONLY_ROUNDS):
+        changed = {path for path, names in grown.items() if not names <= project.gpu_only.get(path, frozenset())}
+        if not changed:
+            break
+        for path, names in grown.items():
+            project.gpu_only[path] = project.gpu_only.get(path, frozenset()) | names
+        for group in partial:
+            # the cache and the workers give back no summaries: a group analysed once more needs its own first
+            if any(reads[index].path in changed and results[index] is not reads[index] for index in group):
+                join(group, analyse_group(group, reads, configs, fix, project))
+        partial = []
+        for index, read in enumerate(reads):
+            if read.path in changed and results[index] is not read and results[index].error is None:
+                results[index] = process_source(
+                    read.old, configs[index], fix=fix, path=read.path, project=project, incoming=incoming.get(read.path)
+                )
+        grown = _gpu_only_users(reads, results)
     if cache is not None and run_key:
         cache.put_run(
             reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]}
