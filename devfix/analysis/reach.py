@@ -71,6 +71,8 @@ def runs_without_gpu(
         elif isinstance(ancestor, cst.FunctionDef):
             if needs_gpu(tree, program, ancestor):
                 return False  # GPU code by design: it asks CUDA for a device index, a name, an event
+            if names_a_gpu_test(ancestor.name.value):
+                return False  # `def test_GPU(self):` beside its `test_CPU` twin: a GPU test by design
             return _function_runs(tree, program, ancestor, memo, caught)
         elif isinstance(ancestor, cst.ClassDef):
             if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
@@ -520,6 +522,18 @@ def _never_called(tree: Tree, site: cst.CSTNode) -> bool:
     if not isinstance(site, cst.Call):
         return False
     return reads_unbound_name([arg.value for arg in site.args], tree.scope_of(site), tree.data)
+
+
+def names_a_gpu_test(name: str) -> bool:
+    """A test whose name says it tests the GPU (`test_GPU`, `test_cuda_forward`,
+    `testMultiGpu`): it exists to run there, often beside a CPU twin. Rewriting its `.cuda()`
+    calls would only make it a second CPU test on a machine without one."""
+    words = _CAMEL.sub(r"\1_\2", name).lower().split("_")
+    return bool(words) and words[0] == "test" and any(_GPU_WORD.match(word) for word in words[1:])
+
+
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_GPU_WORD = re.compile(r"^(?:cuda|gpus?|multigpus?)$")
 
 
 # Custom pytest markers that select GPU tests (`@pytest.mark.requires_cuda`, `@pytest.mark.gpu`):
