@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devfix.analysis import torch_api as api
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Scope
@@ -34,7 +35,8 @@ without a fix elsewhere (a new device could disagree with the script's own `--cu
 programs that put something on a device: a script that runs everything on the CPU saves and
 loads CPU checkpoints. A file whose contents are only read for their items, none of which
 feeds `load_state_dict` (`data = torch.load(args.data)`, then `data["train"]["src"]`: a
-processed corpus of lists and dictionaries), shows no tensor at all and is left alone.
+processed corpus of lists and dictionaries), shows no tensor at all and is left alone; so is
+one converted straight to NumPy (`torch.load(f).numpy()`), which works only on a CPU tensor.
 `weights_only=` is kept.
 """
     example = """
@@ -84,6 +86,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         if _read_only_for_items(facts, call):
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
+        if _converted_to_numpy(facts, call):
+            return None  # `torch.load(f).numpy()` works only on a CPU tensor: the file holds one
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         moved_after = _moved_after(facts, call)
@@ -353,6 +357,24 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
         and not _bound_elsewhere(tree, node, scope, name)
     ]
     return bool(reads) and all(_reads_an_item(facts, node) for node in reads)
+
+
+def _converted_to_numpy(facts: FileFacts, call: cst.Call) -> bool:
+    """`torch.load("mnist/train_data.pt").reshape(60000, 784).numpy()`: the loaded tensor goes
+    straight to NumPy, which takes no CUDA tensor on any machine, so code that works loads a
+    CPU tensor there (a dataset cached by the program's own preprocessing)."""
+    tree = facts.tree
+    node: cst.CSTNode = call
+    while True:
+        attribute = tree.parent(node)
+        method = tree.parent(attribute) if isinstance(attribute, cst.Attribute) else None
+        if not (isinstance(attribute, cst.Attribute) and attribute.value is node and isinstance(method, cst.Call)):
+            return False
+        if attribute.attr.value == "numpy":
+            return True
+        if attribute.attr.value not in api.SAME_PLACE_METHODS:
+            return False
+        node = method
 
 
 def _other_branch(tree: Tree, call: cst.CSTNode, other: cst.CSTNode) -> bool:
