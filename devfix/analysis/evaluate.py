@@ -216,7 +216,10 @@ class Frame:
                 # its values on the tensor's device. Elsewhere a plain index copies across devices
                 # (a script collecting `attentions[i] = attention` to plot them), and a CPU value
                 # written into a device tensor is fine (`pe[:, 0::2] = ...`)
-                self.program.meet(target, "store", [(target.value, container), (target, value)])
+                plain = not any(index.kind is Kind.TENSOR for index in indices)
+                self.program.meet(
+                    target, "store", [(target.value, container), (target, value)], detail="plain" if plain else ""
+                )
             if isinstance(target.value, cst.Name) and container.kind is Kind.STRUCT:
                 updated = replace(
                     container,

@@ -76,7 +76,10 @@ class Plan:
                 key = origin_key(origin)
                 origins.setdefault(key, origin)
                 index.setdefault(key, []).append(meeting)
-        seeds = [m for m in self.program.meetings.values() if m.kind != "host" and m.conflict()]
+        kept = [m for m in self.program.meetings.values() if not _stays_in_a_buffer(self.tree, m, index)]
+        if len(kept) < len(self.program.meetings):
+            index = {key: [m for m in found if m in kept] for key, found in index.items()}
+        seeds = [m for m in kept if m.kind != "host" and m.conflict()]
         component = 0
         for seed in sorted(seeds, key=lambda m: self.tree.order(m.node)):
             start = [origin_key(o) for o in _origins_at(seed, Place.CPU) if origin_key(o) not in self.moves]
@@ -200,6 +203,39 @@ _UNFIXABLE = {
     "module": "it is part of a module",
     "cuda-type": "it is built with a CUDA tensor type",
 }
+
+
+def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list[Meeting]]) -> bool:
+    """`losses[i] = nll` into `losses = torch.zeros(n)` in a module's method that does not return
+    `losses`, and the buffer meets nothing else that may be on the device: a plain index copies
+    the device value into the CPU buffer, which is legal, and what the method does with the
+    buffer after (`losses.mean()`, `.detach().numpy()`) stays on the CPU. Returned (`return
+    outputs` of a decoder's forward), it meets the device in the caller; handed to a loss with
+    the batch (`criterion(outputs, target_batch)`), in the method."""
+    if meeting.kind != "store" or meeting.detail != "plain":
+        return False
+    container = meeting.operands[0][0]
+    function = tree.enclosing(meeting.node, cst.FunctionDef)
+    if not isinstance(container, cst.Name) or function is None:
+        return False
+    for origin in meeting.operands[0][1].origins:
+        for other in index.get(origin_key(origin), ()):
+            if other.kind == "store" and other.detail == "plain":
+                continue  # another branch's `outputs[t] = decoder_output`
+            if any(value.place is not Place.CPU for _, value in other.operands):
+                return False
+    for exit_node in tree.data.returns:
+        value = getattr(exit_node, "value", None)
+        if value is not None and tree.is_inside(exit_node, function) and _names(value, container.value):
+            return False
+    return True
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    """`name` is read somewhere in `node` (`return outputs`, `return outputs[:, 1:], hidden`)."""
+    if isinstance(node, cst.Name):
+        return node.value == name
+    return any(_names(child, name) for child in node.children)
 
 
 def _followers(meeting: Meeting, moved: OriginKey) -> list[Origin]:

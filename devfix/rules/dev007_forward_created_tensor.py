@@ -31,6 +31,9 @@ hidden tensors are not at the same device". `device=x.device` (the method's firs
 argument) creates it wherever the input is; without one, the module's own parameters say
 where it lives. Constant tensors that belong to the module are better registered once as
 buffers in `__init__` (`self.register_buffer(...)`), which move with `model.to(device)`.
+A CPU buffer the method fills by a plain index (`losses[i] = nll`) is reported when it is
+returned or meets other tensors; kept inside (`losses.mean()`, `.numpy()`), it is fine: a
+plain index copies across devices.
 """
     example = """
 def forward(self, x):
