@@ -168,9 +168,25 @@ def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
     def after_the_save(site: cst.Call) -> bool:
         if tree.enclosing(site, cst.FunctionDef) is saver and saver is not None:
             return tree.order(site) > tree.order(save)  # `train()` saves the best epoch, then tests it
-        return tree.function_scope_of(site).kind == "module" and tree.order(site) > min(tree.order(s) for s in saves)
+        return tree.function_scope_of(site).kind == "module" and any(
+            tree.order(site) > tree.order(s) and _runs_whenever(tree, s, site) for s in saves
+        )
 
     return bool(saves and loads) and all(after_the_save(site) for site in loads)
+
+
+def _runs_whenever(tree: Tree, first: cst.CSTNode, then: cst.CSTNode) -> bool:
+    """Every `if` around `first` holds `then` too, in the same branch: `then` runs only where
+    `first` ran. Not `if args.train: agent.save_model(path)`, then `if args.test:
+    agent.load_model(path)`: a test run loads what an earlier run saved."""
+    child = first
+    for ancestor in tree.ancestors(first):
+        if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler)) and not tree.is_inside(then, child):
+            return False
+        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+            return True
+        child = ancestor
+    return True
 
 
 def _init_of_class(tree: Tree, call: cst.Call) -> cst.FunctionDef | None:
