@@ -176,16 +176,21 @@ def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
 
 
 def _runs_whenever(tree: Tree, first: cst.CSTNode, then: cst.CSTNode) -> bool:
-    """Every `if` around `first` holds `then` too, in the same branch: `then` runs only where
-    `first` ran. Not `if args.train: agent.save_model(path)`, then `if args.test:
-    agent.load_model(path)`: a test run loads what an earlier run saved."""
+    """Every `if` around `first` holds `then` too, in the same branch, or is tested again each
+    time round a loop (`for epoch ...: if loss < best: save`, the best epoch kept so far):
+    `then` runs only where `first` ran. Not `if args.train: agent.save_model(path)`, then `if
+    args.test: agent.load_model(path)`: a test run loads what an earlier run saved."""
+    path: list[cst.CSTNode] = []  # the ancestors of `first` below the first one that holds `then`
     child = first
     for ancestor in tree.ancestors(first):
-        if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler)) and not tree.is_inside(then, child):
-            return False
-        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
-            return True
+        if tree.is_inside(then, child) or isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+            break
+        path.append(ancestor)
         child = ancestor
+    for index, ancestor in enumerate(path):
+        branch = isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler))
+        if branch and not any(isinstance(outer, (cst.For, cst.While)) for outer in path[index + 1 :]):
+            return False
     return True
 
 
