@@ -22,7 +22,7 @@ from typing import Optional
 import libcst as cst
 
 from devfix.analysis.program import Program
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import Meeting, Origin, Place, takes_part
 
 OriginKey = tuple[str, int, Optional[str], int]
@@ -226,16 +226,13 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
                 return False
     for exit_node in tree.data.returns:
         value = getattr(exit_node, "value", None)
-        if value is not None and tree.is_inside(exit_node, function) and _names(value, container.value):
-            return False
+        if (
+            value is not None
+            and tree.is_inside(exit_node, function)
+            and any(name.value == container.value for name in read_names(value, deferred=True))
+        ):
+            return False  # `return outputs`, `return outputs[:, 1:], hidden`
     return True
-
-
-def _names(node: cst.CSTNode, name: str) -> bool:
-    """`name` is read somewhere in `node` (`return outputs`, `return outputs[:, 1:], hidden`)."""
-    if isinstance(node, cst.Name):
-        return node.value == name
-    return any(_names(child, name) for child in node.children)
 
 
 def _followers(meeting: Meeting, moved: OriginKey) -> list[Origin]:

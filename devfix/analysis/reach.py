@@ -159,7 +159,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             c for c in tree.data.calls if _chosen_cuda_index(program, c) or (distributed and _cuda_move(program, c))
         )
         for call in [*program.gpu_only_calls, *chosen]:
-            owner = _scope_owner(tree, call)
+            owner = scope_owner(tree, call)
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
@@ -172,7 +172,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
                 index.direct.setdefault(id(owner), []).append(refusals[0])
         for info in program.functions.values():
             for site in {id(site): site for site in program.call_sites.get(id(info.node), [])}.values():
-                owner = _scope_owner(tree, site)
+                owner = scope_owner(tree, site)
                 if owner is not info.node and _unconditional_in(tree, site, owner, program):
                     index.sites.setdefault(id(owner), []).append((site, info.node))
         _GPU_CALLS[program] = index
@@ -211,7 +211,7 @@ def _returns(body: cst.BaseSuite) -> bool:
     )
 
 
-def _scope_owner(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:
+def scope_owner(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:
     """The function whose body holds `node`, or the module."""
     return next((a for a in tree.ancestors(node) if isinstance(a, cst.FunctionDef)), tree.module)
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devfix.analysis.reach import scope_owner
 from devfix.analysis.values import Kind, Meeting, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -90,7 +91,7 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
             inner_value = ctx.facts.value(inner)
             if inner_value is None or not inner_value.grad or _is_detach(inner):
                 return None
-            if id(_scope_owner(ctx, call)) not in training:
+            if id(scope_owner(ctx.facts.tree, call)) not in training:
                 return None  # grad mode is the caller's: a detection's int labels, an eval under no_grad
             new = method_call(method_call(method_call(inner, "detach"), "cpu"), "numpy")
             message = f"`{text}.numpy()`: `{_code(ctx, inner)}` requires grad; detach it first"
@@ -150,15 +151,10 @@ def _training_scopes(ctx: RuleContext) -> set[int]:
     (often in another file), on integer outputs (a detector's labels), on a distribution's
     samples. Only a scope that runs a backward pass itself shows grad mode to be on."""
     return {
-        id(_scope_owner(ctx, call))
+        id(scope_owner(ctx.facts.tree, call))
         for call in ctx.facts.tree.data.calls
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
     }
-
-
-def _scope_owner(ctx: RuleContext, node: cst.CSTNode) -> cst.CSTNode:
-    tree = ctx.facts.tree
-    return tree.enclosing(node, cst.FunctionDef) or tree.module
 
 
 def _unchanged_parameter(ctx: RuleContext, node: cst.CSTNode) -> bool:
