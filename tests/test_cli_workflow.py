@@ -453,9 +453,15 @@ def test_the_readme_migration_walkthrough_works_as_written(tmp_path):
     block = readme.split("<!-- walkthrough -->\n```sh\n", 1)[1].split("```", 1)[0]
     repo = tmp_path / "repo"
     shutil.copytree(HERE.parent / "examples", repo / "examples")
+    # `devfix` is this interpreter's devfix, installed as a command or only importable (a
+    # machine that runs the suite from a source tree on PYTHONPATH has no console script)
+    shim = tmp_path / "bin" / "devfix"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m devfix "$@"\n')
+    shim.chmod(0o755)
     env = {
         **os.environ,
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        "PATH": os.pathsep.join([str(shim.parent), os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@example.com",
         "GIT_COMMITTER_NAME": "t",

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = ["conftest.py", "script_runner.py", "forkserver.py", "fixture_cases.py", "test_fixtures.py"]
-SUPPORT += ["test_rule_examples.py"]
+SUPPORT += ["test_rule_examples.py", "gpu_probe.py"]  # the probe: the `gpu` tests run it on a CUDA machine
 
 
 def _run(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:

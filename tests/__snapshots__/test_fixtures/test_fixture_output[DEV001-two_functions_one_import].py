@@ -1,7 +1,8 @@
 """A segmentation trainer's layout (Lextal/pspnet-pytorch's train.py): the file imports only
 `from torch import nn` and friends, a helper builds the network and `main()` trains it after
 choosing the GPU, both with a hard-coded `.cuda()`. Each function gets its own device
-declaration, and the `import torch` both need is added once."""
+declaration, and the `import torch` both need is added once. (The GPU is chosen with
+`setdefault`, so a test run that hides the GPU keeps it hidden on a machine that has one.)"""
 import os
 
 from torch import nn
@@ -20,7 +21,7 @@ def build_network():
 def main(gpu="0"):
     from torch import randint, randn
 
-    os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", gpu)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     net = build_network()
     optimizer = optim.SGD(net.parameters(), lr=0.1)

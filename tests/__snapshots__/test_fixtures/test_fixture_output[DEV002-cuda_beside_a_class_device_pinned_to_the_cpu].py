@@ -1,3 +1,4 @@
+# devfix: weights-on-cpu  (the class pins its own device to the CPU, and the fix uses it)
 """A meta-learning model (MetaRec's MetaHIN) that pins itself to the CPU (`self.device`) and
 builds its attention weights there, but whose fine-tuning step calls `.cuda()` on the model
 and its support set, one of them inside a `map` lambda. It dies on a CPU-only machine, and on

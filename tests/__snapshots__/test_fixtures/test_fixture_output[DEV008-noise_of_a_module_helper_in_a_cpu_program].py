@@ -1,4 +1,5 @@
 # devfix: input-runs
+# devfix: weights-on-cpu  (the training script never moves the model; the fix follows it)
 """MetaRec's VMF as it ships: the training script never moves the model, so the noise drawn
 on the CPU by the module's helper meets CPU weights and the run works. The helper is still
 wrong for a model on the GPU, and the fix must follow the module (`var.device`): a device
