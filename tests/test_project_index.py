@@ -93,6 +93,28 @@ def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp
     assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset()
 
 
+def test_the_projects_module_imported_under_a_root_it_no_longer_has_is_missing(tmp_path):
+    """tensorboy's pose trainers: `from training.datasets.coco import get_loader`, where the
+    repository's `datasets/coco.py` now lives in `lib/` and defines no `get_loader`. A vendored
+    copy of an installed package mirrors the folders too, but defines what is imported."""
+    files = _tree(
+        tmp_path,
+        {
+            "train/train_old.py": b"from training.datasets.coco import get_loader\n",
+            "train/vendored.py": b"from maskrcnn.datasets.coco import CocoDataset\n",
+            "train/elsewhere.py": b"from training.datasets.voc import get_loader\nfrom mmdet.datasets import X\n",
+            "lib/datasets/__init__.py": b"",
+            "lib/datasets/coco.py": b"class CocoDataset:\n    pass\n\n\ndef build_loader():\n    pass\n",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert [facts.view(path, text).missing_modules for path, text in files[:3]] == [
+        frozenset({"training.datasets.coco"}),
+        frozenset(),  # the project's copy defines CocoDataset: an installed `maskrcnn` may mirror it
+        frozenset(),  # no project file is `datasets/voc.py`; `mmdet.datasets` names two parts only
+    ]
+
+
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(
         tmp_path,

@@ -73,6 +73,7 @@ class ProjectIndex:
         self.search_paths: dict[str, list[str]] = {}  # normalised absolute path -> folders it puts on sys.path
         self._installed: dict[str, str] | None = None  # a package a setup script of the run installs -> its folder
         self._imports: dict[str, tuple[bytes, list[str]]] = {}  # importer -> (its bytes, what they import)
+        self._suffixes: dict[str, list[str]] | None = None  # a module's own name -> the files of that name
 
     def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
         """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
@@ -105,6 +106,11 @@ class ProjectIndex:
                 name = name.strip().split(" ")[0]
                 if self._missing(importer, name):
                     found.add(name)
+        for match in _FROM_NAMES.finditer(data):
+            module = match.group(1).decode("ascii", "replace")
+            names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
+            if self._stale_root(module, [name for name in names if name]):
+                found.add(module)
         return frozenset(found)
 
     def imports_of(self, importer: str, data: bytes, paths: set[str]) -> frozenset[str]:
@@ -139,6 +145,35 @@ class ProjectIndex:
             if parent == folder:
                 return seen_package
             folder = parent
+
+    def _stale_root(self, module: str, names: list[str]) -> bool:
+        """`from training.datasets.coco import get_loader`, where nothing of the project is
+        called `training`, the project's own `datasets/coco.py` lives elsewhere (moved, or the
+        package renamed) and defines no `get_loader`: the import names the project's module
+        under a root that no longer exists, and fails on every machine. A package installed
+        under that root would have to mirror the project's own folders (a vendored copy does,
+        and then defines the names, which this test asks)."""
+        parts = module.split(".")
+        if len(parts) < 3 or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] in self.tops or not names:
+            return False
+        target = self._by_suffix(parts[1:])
+        return target is not None and not any(_defines(target, name) for name in names)
+
+    def _by_suffix(self, parts: list[str]) -> str | None:
+        """The one project file whose path ends in `parts` (`datasets/coco.py`, or the package
+        `datasets/coco/`), wherever it lives; None when none or several do."""
+        if self._suffixes is None:
+            self._suffixes = {}
+            for absolute in self.files:
+                folder, base = os.path.split(absolute)
+                stem = base[:-3] if base != "__init__.py" else os.path.basename(folder)
+                self._suffixes.setdefault(stem, []).append(absolute)
+        wanted = os.sep + os.path.join(*parts)
+        endings = (os.path.normcase(wanted + ".py"), os.path.normcase(os.path.join(wanted, "__init__.py")))
+        found = [
+            absolute for absolute in self._suffixes.get(os.path.normcase(parts[-1]), []) if absolute.endswith(endings)
+        ]
+        return found[0] if len(found) == 1 else None
 
     def in_library(self, path: str) -> bool:
         """The file belongs to a package of an installable distribution (a `setup.py`,
@@ -302,6 +337,25 @@ def import_components(files: list[tuple[str, bytes]], index: ProjectIndex) -> di
     return {path: roots.setdefault(root(path), len(roots)) for path, _ in files}
 
 
+def _defines(path: str, name: str) -> bool:
+    """The module file `path` binds `name` at its top (a `def`, a `class`, an assignment, an
+    import, a star import that may bring anything), or, as a package, holds a submodule of
+    that name."""
+    folder = os.path.dirname(path)
+    if path.endswith("__init__.py") and (
+        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
+    ):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return True  # cannot tell: assume it is there
+    word = re.escape(name.encode("ascii", "replace"))
+    binds = rb"^(?:(?:async[ \t]+)?def[ \t]+W\b|class[ \t]+W\b|W[ \t]*[:=,]|.*\bimport\b.*(?:\*|\bW\b))"
+    return re.search(binds.replace(b"W", word), data, re.MULTILINE) is not None
+
+
 def _provides(folder: str, parts: list[str]) -> bool:
     """`folder` holds the submodule `parts` in some form Python can import."""
     for _index, part in enumerate(parts):
@@ -419,6 +473,9 @@ def imported_modules(data: bytes) -> set[bytes]:
                 names.add(words[-1] if len(words) == 3 and words[1] == b"as" else words[0].split(b".")[0])
     return names
 
+
+# `from a.b.c import d, e` at a module's top, with the names it imports.
+_FROM_NAMES = re.compile(rb"^from[ \t]+([\w]+\.[\w]+\.[\w.]+)[ \t]+import[ \t]+\(?([\w \t,]+)", re.MULTILINE)
 
 TOP_IMPORT = re.compile(
     rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE
