@@ -191,10 +191,17 @@ def _refuses_cpu(program: Program, statement: cst.CSTNode) -> bool:
         return False
     truth = cpu_truth(program, statement.test)
     if truth is True:
-        return _stops(program, statement.body)
+        return _stops(program, statement.body) or _refuses_within(program, statement.body)
     if truth is False and isinstance(statement.orelse, cst.Else):
-        return _stops(program, statement.orelse.body)
+        return _stops(program, statement.orelse.body) or _refuses_within(program, statement.orelse.body)
     return False
+
+
+def _refuses_within(program: Program, body: cst.BaseSuite) -> bool:
+    """A branch every run takes holds the refusal itself: `if args.cuda:` over an option that
+    is always true (`type=bool`), then `if not torch.cuda.is_available(): raise ...` (DABNet)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    return any(_refuses_cpu(program, statement) for statement in statements)
 
 
 def _stops(program: Program, body: cst.BaseSuite) -> bool:
