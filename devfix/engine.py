@@ -293,8 +293,17 @@ def analyse_group(
 def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) -> dict[str, frozenset[str]]:
     """users.gpu_only_users, less the names some file mentions in another way (handed to other
     code, subclassed): who builds them there is not known."""
-    candidates = users.gpu_only_users(use for result in results for use in result.uses)
-    names = frozenset(name for found in candidates.values() for name in found)
+    uses = [use for result in results for use in result.uses]
+    owners = _method_owners(reads, {name for path, name, runs in uses if path == users.BY_NAME and not runs})
+    resolved = [
+        (owners[name][0], f"{owners[name][1]}.{name}", runs)
+        if path == users.BY_NAME and name in owners
+        else (path, name, runs)
+        for path, name, runs in uses
+    ]
+    candidates = users.gpu_only_users(use for use in resolved if use[0] != users.BY_NAME)
+    # `Class.method` is handed to other code where the method's own name is written other than in a call
+    names = frozenset(name.rsplit(".", 1)[-1] for found in candidates.values() for name in found)
     if not names:
         return {}
     mentioned: set[str] = set()
@@ -304,8 +313,54 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
                 mentioned |= users.named_elsewhere(read.old, names)
             except Exception:  # noqa: BLE001 - a file that cannot be parsed names anything
                 return {}
-    found = {path: frozenset(n for n in found if n not in mentioned) for path, found in candidates.items()}
+    found = {
+        path: frozenset(n for n in found if n.rsplit(".", 1)[-1] not in mentioned) for path, found in candidates.items()
+    }
     return {path: names for path, names in found.items() if names}
+
+
+_DEF_LINE = re.compile(rb"([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+_CLASS_LINE = re.compile(rb"class[ \t]+(\w+)")
+
+
+def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tuple[str, str]]:
+    """For each method name some GPU-only code calls on an object of unknown class: the file
+    and top-level class of its one definition in the run (a text scan; a name defined twice,
+    or as a nested function, is nobody's)."""
+    wanted = {name.encode() for name in names}
+    if not wanted:
+        return {}
+    found: dict[str, list[tuple[str, str]]] = {}
+    for read in reads:
+        if read.error is None and any(b"def " + name in read.old for name in wanted):
+            for name, owner in _defined_methods(read.old, wanted):
+                found.setdefault(name, []).append((read.path, owner))
+    return {name: places[0] for name, places in found.items() if len(places) == 1 and places[0][1]}
+
+
+def _defined_methods(data: bytes, wanted: set[bytes]) -> list[tuple[str, str]]:
+    """The `def`s of `wanted` names in the file, each with its top-level class, or "" where it
+    is not a method of one (a top-level function, a function nested in a method)."""
+    found: list[tuple[str, str]] = []
+    klass: bytes | None = None
+    body_indent: bytes | None = None
+    for line in data.splitlines():
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        if not line[:1].isspace():
+            match = _CLASS_LINE.match(line)
+            klass, body_indent = (match.group(1), None) if match else (None, None)
+            if match is None and line.startswith(b"@"):
+                continue
+        elif klass is not None and body_indent is None:
+            body_indent = line[: len(line) - len(stripped)]
+        definition = _DEF_LINE.match(line)
+        if definition is None or definition.group(2) not in wanted:
+            continue
+        method = klass is not None and definition.group(1) == body_indent and bool(body_indent)
+        found.append((definition.group(2).decode(), klass.decode() if method and klass else ""))
+    return found
 
 
 def _used_only_by_broken_files(

@@ -117,3 +117,38 @@ def test_a_runnable_importer_makes_the_package_run(tmp_path):
         "demo.py": "import torch\nimport models\n\nprint(models.resnet18()(torch.zeros(1, 4)))\n",
     }
     assert "models/resnet.py:11 DEV002" in _package_findings(tmp_path, files)
+
+
+METHOD_CASE = (
+    Path(__file__).parent / "fixtures" / "projects" / "ok_loss_reached_only_through_a_method_gpu_training_calls"
+)
+
+
+EVALUATE = (
+    "import torch\nfrom models.model import WhaleNet\n\nmodel = WhaleNet()\nresults = model(torch.randn(2, 8))\n"
+    "print(model.get_loss(results, torch.tensor([0, 1])).item())\n"
+)
+
+
+def test_a_method_that_only_gpu_only_code_calls_is_gpu_only_and_so_is_what_it_calls(tmp_path):
+    """Humpback's `model.getLoss(...)`: the model is built in another file, so the call is tied
+    to the one class of the run that defines `get_loss`; its loss helper is GPU-only in turn."""
+    shutil.copytree(METHOD_CASE, tmp_path / "p")
+    assert _package_findings(tmp_path / "p", {}) == []
+
+
+def test_a_method_called_where_there_may_be_no_gpu_makes_its_helpers_cuda_a_bug(tmp_path):
+    shutil.copytree(METHOD_CASE, tmp_path / "p")
+    assert "models/losses.py:7 DEV002" in _package_findings(tmp_path / "p", {"evaluate.py": EVALUATE})
+
+
+def test_a_method_name_two_classes_define_is_nobodys(tmp_path):
+    shutil.copytree(METHOD_CASE, tmp_path / "p")
+    other = "class Baseline:\n    def get_loss(self, results, labels):\n        return 0.0\n"
+    assert "models/losses.py:7 DEV002" in _package_findings(tmp_path / "p", {"baseline.py": other})
+
+
+def test_a_method_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
+    shutil.copytree(METHOD_CASE, tmp_path / "p")
+    hooks = "from models.model import WhaleNet\n\nLOSSES = {'rank': WhaleNet().get_loss}\n"
+    assert "models/losses.py:7 DEV002" in _package_findings(tmp_path / "p", {"hooks.py": hooks})

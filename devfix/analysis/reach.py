@@ -507,8 +507,17 @@ def _only_wraps(decorator: cst.BaseExpression) -> bool:
 
 
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition: cst.ClassDef | cst.FunctionDef) -> bool:
-    """A top-level class or function that only code needing a GPU builds or calls (users.py)."""
-    return definition.name.value in program.gpu_only_users and tree.parent(definition) is tree.module
+    """A top-level class or function, or a method of a top-level class (`Class.method`), that
+    only code needing a GPU builds or calls (users.py)."""
+    parent = tree.parent(definition)
+    if parent is tree.module:
+        return definition.name.value in program.gpu_only_users
+    owner = tree.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
+    return (
+        isinstance(owner, cst.ClassDef)
+        and tree.parent(owner) is tree.module
+        and f"{owner.name.value}.{definition.name.value}" in program.gpu_only_users
+    )
 
 
 def _built_only_on_a_gpu(tree: Tree, program: Program, klass: cst.ClassDef, method: cst.CSTNode) -> bool:

@@ -19,16 +19,40 @@ import libcst as cst
 from devfix.analysis.program import Program
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.tree import Tree
+from devfix.analysis.values import Value
 
 Use = tuple[str, str, bool]  # (defining file, top-level name, the call can run without a GPU)
 
+# A method call the file cannot tie to its class (`model.getLoss(...)` on a model built in
+# another file) is a use of every method of that name: `("", name, runs)`. The engine gives it
+# to the one top-level class of the run that defines the name, if only one does
+# (`method_owners`), as `(path, "Class.name", runs)`.
+BY_NAME = ""
+
+# Methods that code other than the run's own calls (PyTorch's `__call__`, autograd, a
+# DataLoader, Lightning, pytest, a thread): their explicit calls are not all their calls.
+_CALLED_BY_FRAMEWORKS = frozenset(
+    {"forward", "backward", "extra_repr", "reset_parameters", "step", "run", "setup", "teardown",
+     "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
+)  # fmt: skip
+
+
+def method_by_name(name: str) -> bool:
+    """A method whose explicit calls are all its calls, as far as the run shows."""
+    return not (name.startswith(("__", "on_", "test")) or name in _CALLED_BY_FRAMEWORKS)
+
 
 def calls(tree: Tree, program: Program) -> list[Use]:
-    """Every call in the file of a top-level class or function of a project file."""
+    """Every call in the file of a top-level class or function of a project file, and of a
+    method of a top-level class (its own file's, or by name)."""
     found: list[Use] = []
     for call in tree.data.calls:
         value = program.values.get(id(call.func))
         ref = value.ref if value is not None else None
+        method = _method_use(tree, program, call, value)
+        if method is not None:
+            found.append(method)
+            continue
         if not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
             continue
         export = program.linked.get(id(ref))
@@ -42,6 +66,32 @@ def calls(tree: Tree, program: Program) -> list[Use]:
             # a call inside `try: ... except Exception:` still runs: only a GPU-only path counts
             found.append((path, ref.name.value, runs_without_gpu(tree, program, call, caught=False)))
     return found
+
+
+def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | None) -> Use | None:
+    """`self.helper(...)` on a method of a top-level class of this file, or `x.name(...)` on an
+    object of no known class or library (`value.qual`)."""
+    if not isinstance(call.func, cst.Attribute) or not method_by_name(call.func.attr.value):
+        return None
+    ref = value.ref if value is not None else None
+    if isinstance(ref, cst.FunctionDef):
+        klass = _top_level_class(tree, ref)
+        if klass is None:
+            return None
+        return (
+            program.path,
+            f"{klass.name.value}.{ref.name.value}",
+            runs_without_gpu(tree, program, call, caught=False),
+        )
+    if value is not None and (ref is not None or value.qual is not None):
+        return None
+    return (BY_NAME, call.func.attr.value, runs_without_gpu(tree, program, call, caught=False))
+
+
+def _top_level_class(tree: Tree, function: cst.FunctionDef) -> cst.ClassDef | None:
+    block = tree.parent(function)
+    klass = tree.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    return klass if isinstance(klass, cst.ClassDef) and tree.parent(klass) is tree.module else None
 
 
 def gpu_only_users(uses: Iterable[Use]) -> dict[str, set[str]]:
