@@ -73,6 +73,7 @@ def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | Non
     object of no known class or library (`value.qual`)."""
     if not isinstance(call.func, cst.Attribute) or not method_by_name(call.func.attr.value):
         return None
+    name = call.func.attr.value
     ref = value.ref if value is not None else None
     if isinstance(ref, cst.FunctionDef):
         klass = _top_level_class(tree, ref)
@@ -83,9 +84,9 @@ def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | Non
             f"{klass.name.value}.{ref.name.value}",
             runs_without_gpu(tree, program, call, caught=False),
         )
-    if value is not None and (ref is not None or value.qual is not None):
-        return None
-    return (BY_NAME, call.func.attr.value, runs_without_gpu(tree, program, call, caught=False))
+    if (value is not None and (ref is not None or value.qual is not None)) or name not in program.project_methods:
+        return None  # a library's object, or a name no file of the run defines in an indented `def`
+    return (BY_NAME, name, runs_without_gpu(tree, program, call, caught=False))
 
 
 def _top_level_class(tree: Tree, function: cst.FunctionDef) -> cst.ClassDef | None:
