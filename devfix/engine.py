@@ -326,15 +326,17 @@ _CLASS_LINE = re.compile(rb"class[ \t]+(\w+)")
 def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tuple[str, str]]:
     """For each method name some GPU-only code calls on an object of unknown class: the file
     and top-level class of its one definition in the run (a text scan; a name defined twice,
-    or as a nested function, is nobody's)."""
+    or as a nested function, is nobody's; so is one of a file that calls `getattr`, which may
+    reach its methods by a computed name)."""
     wanted = {name.encode() for name in names}
     if not wanted:
         return {}
     found: dict[str, list[tuple[str, str]]] = {}
     for read in reads:
         if read.error is None and any(b"def " + name in read.old for name in wanted):
+            computed = b"getattr(" in read.old
             for name, owner in _defined_methods(read.old, wanted):
-                found.setdefault(name, []).append((read.path, owner))
+                found.setdefault(name, []).append((read.path, "" if computed else owner))
     return {name: places[0] for name, places in found.items() if len(places) == 1 and places[0][1]}
 
 
