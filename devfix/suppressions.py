@@ -4,6 +4,10 @@
   only those rules. `# noqa: DEV004` is read the same way (only its DEV codes count; a bare
   `# noqa` is left to the linters it was written for).
 - `# devfix: skip-file` on a line of its own leaves the whole file alone.
+- A comment that says the code fails on purpose (`# this will break!`, `# If tensor is on
+  GPU, can't transform it to NumPy (this will error)`), at the end of a line or on the line
+  above it, marks a demonstration of the error a tutorial is teaching: that line is left alone
+  as if it were suppressed (and is never reported as an unused suppression).
 
 A suppressed finding is neither reported nor fixed. Comments are found with `tokenize`, so
 the same text inside a string never counts.
@@ -22,6 +26,13 @@ _IGNORE = re.compile(r"#\s*devfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNOR
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"^#\s*devfix:\s*skip-file\s*$", re.IGNORECASE)
 _CODE = re.compile(r"^DEV[0-9]{3}$")
+_FAILS_ON_PURPOSE = (
+    r"\bthis\s+(?:will|is\s+meant\s+to|is\s+going\s+to|should)\s+(?:error|break|fail|crash|raise)\b"
+    r"|\(\s*will\s+(?:error|break|fail|crash)\s*\)"
+)
+_INTENDED = re.compile(_FAILS_ON_PURPOSE, re.IGNORECASE)
+_INTENDED_BYTES = re.compile(_FAILS_ON_PURPOSE.encode(), re.IGNORECASE)
+_NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
 
 @dataclass
@@ -29,8 +40,11 @@ class Suppressions:
     by_line: dict[int, frozenset[str]] = field(default_factory=dict)
     skip_file: bool = False
     columns: dict[int, int] = field(default_factory=dict)  # line -> 1-based column of its (first) suppression comment
+    intended: set[int] = field(default_factory=set)  # lines whose comment says they fail on purpose
 
     def silences(self, line: int, code: str) -> bool:
+        if line in self.intended:
+            return True
         codes = self.by_line.get(line)
         return codes is not None and (codes is ALL or code in codes)
 
@@ -38,16 +52,18 @@ class Suppressions:
 def read(source: bytes) -> Suppressions:
     """The file's suppression comments (none when it cannot be tokenized: the parser says why)."""
     found = Suppressions()
-    if b"devfix" not in source and b"noqa" not in source.lower():
+    if b"devfix" not in source and b"noqa" not in source.lower() and not _INTENDED_BYTES.search(source):
         return found
     try:
         tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return found
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if token.type != tokenize.COMMENT:
             continue
         text = token.string
+        if _INTENDED.search(text):
+            found.intended.add(_commented_line(tokens, index))
         if _SKIP_FILE.match(text) and not token.line[: token.start[1]].strip():
             found.skip_file = True
             continue
@@ -58,6 +74,15 @@ def read(source: bytes) -> Suppressions:
             previous = found.by_line.get(line, frozenset())
             found.by_line[line] = ALL if codes is ALL or previous is ALL else previous | codes
     return found
+
+
+def _commented_line(tokens: list[tokenize.TokenInfo], index: int) -> int:
+    """The line a comment speaks of: its own, after code; else the next line that holds code."""
+    comment = tokens[index]
+    if comment.line[: comment.start[1]].strip():
+        return comment.start[0]
+    following = (token for token in tokens[index + 1 :] if token.type not in _NOT_CODE)
+    return next((token.start[0] for token in following if token.type != tokenize.ENDMARKER), comment.start[0])
 
 
 def _codes(comment: str) -> frozenset[str] | None:

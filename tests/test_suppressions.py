@@ -53,3 +53,25 @@ def test_a_silenced_declaration_keeps_the_fixes_that_need_it_unapplied():
     assert new == source
     assert [(d.code, d.status) for d in diagnostics] == [("DEV002", "no-fix")]
     assert "ignore[DEV001]" in diagnostics[0].hint
+
+
+def test_a_line_whose_comment_says_it_fails_on_purpose_is_a_demonstration():
+    """A tutorial that shows the error it teaches (pytorch-deep-learning's `tensor_on_gpu.numpy()`
+    under "(this will error)", PyTorchNLPBook's "# this will break!"): the comment on the line,
+    or on the line above it, marks it; the line after that is still checked, and a comment that
+    only mentions an error is no such mark."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        x = torch.ones(2).to(device)
+        # If the tensor is on the GPU, NumPy cannot take it (this will error)
+        x.numpy()
+        x.numpy()  # this will break on a GPU!
+        x.numpy()
+        x.numpy()  # a CUDA tensor raises an error here
+        """
+    )
+    _, diagnostics = fix_code(source)
+    assert {(d.line, d.code) for d in diagnostics} == {(8, "DEV009"), (9, "DEV009")}
