@@ -307,6 +307,25 @@ def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_c
     assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}
 
 
+def test_a_module_that_imports_a_gpu_only_package_makes_its_importers_gpu_code():
+    """A QRNN's `forget_mult.py` imports CuPy at its top; `qrnn.py` imports it in the `else:`
+    of its `if __name__ == "__main__":`, the branch every import takes; a model that imports
+    the package only inside a function (an optional backend) is not GPU code for that."""
+    files = [
+        ("torchqrnn/forget_mult.py", b"import torch\nfrom cupy.cuda import function\n"),
+        (
+            "torchqrnn/qrnn.py",
+            b"import torch\n\nif __name__ == '__main__':\n    from forget_mult import ForgetMult\n"
+            b"else:\n    from .forget_mult import ForgetMult\n",
+        ),
+        ("torchqrnn/__init__.py", b"from .qrnn import QRNNLayer\n"),
+        ("model.py", b"def build(use_qrnn):\n    from torchqrnn import QRNNLayer\n    return QRNNLayer\n"),
+        ("main_only.py", b"if __name__ == '__main__':\n    from torchqrnn.forget_mult import ForgetMult\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {"torchqrnn/forget_mult.py", "torchqrnn/qrnn.py", "torchqrnn/__init__.py"}
+
+
 def test_a_legacy_ffi_build_that_refuses_to_run_without_cuda_makes_a_gpu_only_module():
     """CenterNet's DCNv2 `build.py` raises without CUDA before `create_extension('_ext.dcn_v2',
     ...)`, so `from ._ext import dcn_v2` needs a GPU; faster-rcnn.pytorch's NMS build falls back

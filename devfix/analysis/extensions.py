@@ -46,8 +46,9 @@ def cuda_extension_names(files: list[tuple[str, bytes]]) -> frozenset[str]:
 
 def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -> frozenset[str]:
     """The files that compile CUDA sources at their top (`_backend = load(..., sources=[...".cu"])`
-    of `torch.utils.cpp_extension`) or import a module a setup script of the run compiles from
-    CUDA sources, and every file whose top-level imports reach one."""
+    of `torch.utils.cpp_extension`), import a module a setup script of the run compiles from
+    CUDA sources, or import a package that only works with a GPU (`from cupy.cuda import
+    function` in a QRNN's `forget_mult.py`), and every file whose top-level imports reach one."""
     compiled = _compiled_cuda_modules(files)
     tops = {path: _module_level_imports(data) for path, data in files}
     found = {
@@ -55,6 +56,7 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
         for path, data in files
         if (b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data))
         or (compiled and _imports_compiled(path, tops[path], compiled))
+        or imports_gpu_package(data)
     }
     if not found:
         return frozenset()
@@ -72,23 +74,29 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
 
 
 _TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
+_MAIN_CHECK = re.compile(rb"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"][ \t]*:")
 
 
 def _module_level_imports(data: bytes) -> bytes:
-    """The import lines that must succeed when the file is imported: at its top, or in a
-    top-level `try:`/`except:` block whose fallback compiles CUDA sources itself
-    (pointnet2_ops' `try: import pointnet2_ops._ext` / `except ImportError: load(... .cu)`);
-    not an optional import (RAFT's `try: import alt_cuda_corr` / `except: pass`), nor those of
-    a function, a class or an `if` (`if torch.cuda.is_available(): from .gpu_nms import ...`)."""
+    """The import lines that must succeed when the file is imported: at its top, in the `else:`
+    of a top-level `if __name__ == "__main__":` (QRNN's `from .forget_mult import ForgetMult`,
+    which an import takes), or in a top-level `try:`/`except:` block whose fallback compiles
+    CUDA sources itself (pointnet2_ops' `try: import pointnet2_ops._ext` / `except ImportError:
+    load(... .cu)`); not an optional import (RAFT's `try: import alt_cuda_corr` / `except:
+    pass`), nor those of a function, a class or another `if` (`if torch.cuda.is_available():
+    from .gpu_nms import ...`)."""
     found = []
     in_try = False
+    after_main_check = in_import_branch = False
     compiles = b"cpp_extension" in data and b".cu" in data
     for line in data.splitlines():
         if line[:1].strip():
             in_try = _TOP_BLOCK.match(line) is not None
+            in_import_branch = after_main_check and line.startswith(b"else")
+            after_main_check = _MAIN_CHECK.match(line) is not None
             if line.startswith((b"import ", b"from ")):
                 found.append(line)
-        elif in_try and compiles and line.lstrip().startswith((b"import ", b"from ")):
+        elif ((in_try and compiles) or in_import_branch) and line.lstrip().startswith((b"import ", b"from ")):
             found.append(line.lstrip())
     return b"\n".join(found)
 
