@@ -115,6 +115,34 @@ def test_the_projects_module_imported_under_a_root_it_no_longer_has_is_missing(t
     ]
 
 
+def test_a_name_no_module_of_that_name_writes_is_a_missing_import(tmp_path):
+    """RepVGG's `tools/insert_bn.py`: `from utils import load_checkpoint,
+    get_ImageNet_train_dataset`, and the project's `utils.py` never writes the second name.
+    A module that may make names at run time (a star import, `globals()`), a folder holding a
+    submodule of that name, or any other file of that module name that writes it, keeps the
+    import."""
+    files = _tree(
+        tmp_path,
+        {
+            "tools/insert_bn.py": b"from utils import load_checkpoint, get_ImageNet_train_dataset\n",
+            "tools/ok.py": b"from utils import load_checkpoint\n",
+            "tools/star.py": b"from helpers import build\n",
+            "tools/namespace.py": b"from models import resnet\n",
+            "utils.py": b"def load_checkpoint(path):\n    pass\n",
+            "helpers.py": b"from helpers_impl import *\n",
+            "models/resnet.py": b"",
+            "other/models.py": b"",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert [facts.view(path, text).missing_modules for path, text in files[:4]] == [
+        frozenset({"utils"}),
+        frozenset(),
+        frozenset(),
+        frozenset(),
+    ]
+
+
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(
         tmp_path,

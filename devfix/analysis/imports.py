@@ -111,7 +111,48 @@ class ProjectIndex:
             names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
             if self._stale_root(module, [name for name in names if name]):
                 found.add(module)
+        for match in _FROM_ANY.finditer(data):
+            module = match.group(1).decode("ascii", "replace")
+            names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
+            if self._lacks_a_name(module, [name for name in names if name and name != "*"]):
+                found.add(module)
         return frozenset(found)
+
+    def _lacks_a_name(self, module: str, names: list[str]) -> bool:
+        """`from utils import load_checkpoint, get_ImageNet_train_dataset`, where the project's
+        `utils.py` (every file of the run that could be that module) never writes
+        `get_ImageNet_train_dataset`: the import raises ImportError on every machine (RepVGG's
+        `tools/insert_bn.py`, left behind when the helper was removed). Not when such a module
+        may make names at run time (a star import, `globals()`, `exec`, a module `__getattr__`),
+        nor for a package whose folder holds a submodule of that name."""
+        parts = module.split(".")
+        if not names or not all(parts) or parts[0] in NOT_PROJECT or parts[0] in STDLIB or parts[0] not in self.tops:
+            return False
+        candidates = self._all_by_suffix(parts)
+        return bool(candidates) and any(
+            not any(_mentions(path, name) for path in candidates) and not self._has_submodule([*parts, name])
+            for name in names
+        )
+
+    def _has_submodule(self, parts: list[str]) -> bool:
+        """Some file of the run is the module `parts` or lies inside it (`models/resnet.py`, or
+        `models/resnet/...` of a namespace package), wherever the folder is."""
+        inside = os.path.normcase(os.sep + os.path.join(*parts))
+        return any(absolute.endswith(inside + ".py") or inside + os.sep in absolute for absolute in self.files)
+
+    def _all_by_suffix(self, parts: list[str]) -> list[str]:
+        """Every project file whose path ends in `parts` (`utils.py`, `utils/__init__.py`)."""
+        if self._suffixes is None:
+            self._suffixes = {}
+            for absolute in self.files:
+                folder, base = os.path.split(absolute)
+                stem = base[:-3] if base != "__init__.py" else os.path.basename(folder)
+                self._suffixes.setdefault(stem, []).append(absolute)
+        wanted = os.sep + os.path.join(*parts)
+        endings = (os.path.normcase(wanted + ".py"), os.path.normcase(os.path.join(wanted, "__init__.py")))
+        return [
+            absolute for absolute in self._suffixes.get(os.path.normcase(parts[-1]), []) if absolute.endswith(endings)
+        ]
 
     def imports_of(self, importer: str, data: bytes, paths: set[str]) -> frozenset[str]:
         """The modules `importer` imports at its top level that are among the run's `paths`
@@ -162,17 +203,7 @@ class ProjectIndex:
     def _by_suffix(self, parts: list[str]) -> str | None:
         """The one project file whose path ends in `parts` (`datasets/coco.py`, or the package
         `datasets/coco/`), wherever it lives; None when none or several do."""
-        if self._suffixes is None:
-            self._suffixes = {}
-            for absolute in self.files:
-                folder, base = os.path.split(absolute)
-                stem = base[:-3] if base != "__init__.py" else os.path.basename(folder)
-                self._suffixes.setdefault(stem, []).append(absolute)
-        wanted = os.sep + os.path.join(*parts)
-        endings = (os.path.normcase(wanted + ".py"), os.path.normcase(os.path.join(wanted, "__init__.py")))
-        found = [
-            absolute for absolute in self._suffixes.get(os.path.normcase(parts[-1]), []) if absolute.endswith(endings)
-        ]
+        found = self._all_by_suffix(parts)
         return found[0] if len(found) == 1 else None
 
     def in_library(self, path: str) -> bool:
@@ -356,6 +387,28 @@ def _defines(path: str, name: str) -> bool:
     return re.search(binds.replace(b"W", word), data, re.MULTILINE) is not None
 
 
+# What lets a module bind names its text does not spell: `from x import *`, `globals()[k] = v`,
+# `exec(...)`, a module-level `__getattr__` (PEP 562), `setattr(sys.modules[__name__], ...)`.
+_MAKES_NAMES = re.compile(rb"\bimport[ \t]+\*|\bglobals\(|\bexec\(|\b__getattr__\b|\bsys\.modules\b")
+
+
+def _mentions(path: str, name: str) -> bool:
+    """The module file `path` may bind `name`: it writes the word anywhere, may make names at
+    run time, or, as a package, holds a submodule of that name; also when it cannot be read."""
+    folder = os.path.dirname(path)
+    if path.endswith("__init__.py") and (
+        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
+    ):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return True
+    word = re.escape(name.encode("ascii", "replace"))
+    return re.search(rb"\b" + word + rb"\b", data) is not None or _MAKES_NAMES.search(data) is not None
+
+
 def _provides(folder: str, parts: list[str]) -> bool:
     """`folder` holds the submodule `parts` in some form Python can import."""
     for _index, part in enumerate(parts):
@@ -474,6 +527,8 @@ def imported_modules(data: bytes) -> set[bytes]:
     return names
 
 
+# `from a.b import c, d` at a module's top (absolute), with the names it imports.
+_FROM_ANY = re.compile(rb"^from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w \t,*]+)", re.MULTILINE)
 # `from a.b.c import d, e` at a module's top, with the names it imports.
 _FROM_NAMES = re.compile(rb"^from[ \t]+([\w]+\.[\w]+\.[\w.]+)[ \t]+import[ \t]+\(?([\w \t,]+)", re.MULTILINE)
 
