@@ -143,6 +143,27 @@ def test_a_name_no_module_of_that_name_writes_is_a_missing_import(tmp_path):
     ]
 
 
+def test_an_import_from_a_git_submodule_the_checkout_lacks_is_missing(tmp_path):
+    """mellotron's inference notebook: `from waveglow.denoiser import Denoiser`, where
+    `.gitmodules` declares `waveglow` and the clone has no such folder (or an empty one). A
+    submodule that is there is read like any other folder of the run."""
+    files = _tree(
+        tmp_path,
+        {
+            "inference.py": b"import torch\nfrom waveglow.denoiser import Denoiser\n",
+            "train.py": b"import torch\nfrom apex.fp16 import wrap\n",
+            "apex/fp16.py": b"def wrap(model):\n    return model\n",
+        },
+    )
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "waveglow"]\n\tpath = waveglow\n\turl = https://github.com/NVIDIA/waveglow.git\n'
+        '[submodule "apex"]\n\tpath = apex\n\turl = https://github.com/NVIDIA/apex.git\n'
+    )
+    facts = ProjectFacts.from_files(files)
+    assert facts.view(*files[0]).missing_modules == frozenset({"waveglow.denoiser"})
+    assert facts.view(*files[1]).missing_modules == frozenset()
+
+
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(
         tmp_path,

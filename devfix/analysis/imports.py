@@ -74,6 +74,7 @@ class ProjectIndex:
         self._installed: dict[str, str] | None = None  # a package a setup script of the run installs -> its folder
         self._imports: dict[str, tuple[bytes, list[str]]] = {}  # importer -> (its bytes, what they import)
         self._suffixes: dict[str, list[str]] | None = None  # a module's own name -> the files of that name
+        self._submodules: dict[str, frozenset[str]] = {}  # folder -> absent git submodules declared above it
 
     def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
         """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
@@ -101,10 +102,13 @@ class ProjectIndex:
         no folder named `a` where Python could look holds a `b` of any kind (`.py`, package,
         extension, stub). Importing it raises ImportError on every machine."""
         found: set[str] = set()
+        absent = self._absent_submodules(importer)
         for match in TOP_IMPORT.finditer(data):
             for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
                 name = name.strip().split(" ")[0]
-                if self._missing(importer, name):
+                if self._missing(importer, name) or (
+                    name.split(".")[0] in absent and self.resolve(importer, name, 0) is None
+                ):
                     found.add(name)
         for match in _FROM_NAMES.finditer(data):
             module = match.group(1).decode("ascii", "replace")
@@ -117,6 +121,18 @@ class ProjectIndex:
             if self._lacks_a_name(module, [name for name in names if name and name != "*"]):
                 found.add(module)
         return frozenset(found)
+
+    def _absent_submodules(self, importer: str) -> frozenset[str]:
+        """The import names of the git submodules a `.gitmodules` above the file declares and
+        the checkout lacks (an empty folder, or none): mellotron's `waveglow`, which
+        `from waveglow.denoiser import Denoiser` needs. Such an import fails where the
+        repository was cloned without its submodules; with them, their files are in the run."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        if folder not in self._submodules:
+            parent = os.path.dirname(folder)
+            above = self._absent_submodules(os.path.join(parent, "_")) if parent != folder else frozenset()
+            self._submodules[folder] = above | _absent_in(folder)
+        return self._submodules[folder]
 
     def _lacks_a_name(self, module: str, names: list[str]) -> bool:
         """`from utils import load_checkpoint, get_ImageNet_train_dataset`, where the project's
@@ -407,6 +423,29 @@ def _mentions(path: str, name: str) -> bool:
         return True
     word = re.escape(name.encode("ascii", "replace"))
     return re.search(rb"\b" + word + rb"\b", data) is not None or _MAKES_NAMES.search(data) is not None
+
+
+_SUBMODULE_PATH = re.compile(rb"^[ \t]*path[ \t]*=[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+
+
+def _absent_in(folder: str) -> frozenset[str]:
+    """The last names of the submodule paths the folder's `.gitmodules` declares whose folder
+    is missing or empty."""
+    try:
+        with open(os.path.join(folder, ".gitmodules"), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return frozenset()
+    found = set()
+    for path in _SUBMODULE_PATH.findall(data):
+        where = os.path.join(folder, os.fsdecode(path).strip("/"))
+        try:
+            empty = not os.listdir(where)
+        except OSError:
+            empty = True
+        if empty:
+            found.add(os.path.basename(where))
+    return frozenset(found)
 
 
 def _provides(folder: str, parts: list[str]) -> bool:
