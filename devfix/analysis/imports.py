@@ -388,15 +388,8 @@ def _defines(path: str, name: str) -> bool:
     """The module file `path` binds `name` at its top (a `def`, a `class`, an assignment, an
     import, a star import that may bring anything), or, as a package, holds a submodule of
     that name."""
-    folder = os.path.dirname(path)
-    if path.endswith("__init__.py") and (
-        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
-    ):
-        return True
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _module_text(path)
+    if data is None or _package_holds(path, name):
         return True  # cannot tell: assume it is there
     word = re.escape(name.encode("ascii", "replace"))
     binds = rb"^(?:(?:async[ \t]+)?def[ \t]+W\b|class[ \t]+W\b|W[ \t]*[:=,]|.*\bimport\b.*(?:\*|\bW\b))"
@@ -411,18 +404,27 @@ _MAKES_NAMES = re.compile(rb"\bimport[ \t]+\*|\bglobals\(|\bexec\(|\b__getattr__
 def _mentions(path: str, name: str) -> bool:
     """The module file `path` may bind `name`: it writes the word anywhere, may make names at
     run time, or, as a package, holds a submodule of that name; also when it cannot be read."""
-    folder = os.path.dirname(path)
-    if path.endswith("__init__.py") and (
-        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
-    ):
-        return True
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _module_text(path)
+    if data is None or _package_holds(path, name):
         return True
     word = re.escape(name.encode("ascii", "replace"))
     return re.search(rb"\b" + word + rb"\b", data) is not None or _MAKES_NAMES.search(data) is not None
+
+
+def _package_holds(path: str, name: str) -> bool:
+    """`path` is a package's `__init__.py` whose folder holds a submodule `name`."""
+    folder = os.path.dirname(path)
+    return path.endswith("__init__.py") and (
+        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
+    )
+
+
+def _module_text(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 _SUBMODULE_PATH = re.compile(rb"^[ \t]*path[ \t]*=[ \t]*(\S+)[ \t]*$", re.MULTILINE)
@@ -431,10 +433,8 @@ _SUBMODULE_PATH = re.compile(rb"^[ \t]*path[ \t]*=[ \t]*(\S+)[ \t]*$", re.MULTIL
 def _absent_in(folder: str) -> frozenset[str]:
     """The last names of the submodule paths the folder's `.gitmodules` declares whose folder
     is missing or empty."""
-    try:
-        with open(os.path.join(folder, ".gitmodules"), "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _module_text(os.path.join(folder, ".gitmodules"))
+    if data is None:
         return frozenset()
     found = set()
     for path in _SUBMODULE_PATH.findall(data):

@@ -482,15 +482,20 @@ def never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
     crashes nobody and whose `torch.load` loads nothing."""
     if not all(_only_wraps(decorator.decorator) for decorator in function.decorators):
         return False  # `@app.route(...)`, `@register`: others may call it by what the decorator did
-    parent = tree.parent(function)
+    key = _run_key(tree, function)
+    return key is not None and key in program.unreferenced
+
+
+def _run_key(tree: Tree, definition: cst.ClassDef | cst.FunctionDef) -> str | None:
+    """How the run's text scans name a definition: `name` at the module's top, `Class.name`
+    for a method of a top-level class; None elsewhere."""
+    parent = tree.parent(definition)
     if parent is tree.module:
-        return function.name.value in program.unreferenced
+        return definition.name.value
     owner = tree.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
-    return (
-        isinstance(owner, cst.ClassDef)
-        and tree.parent(owner) is tree.module
-        and f"{owner.name.value}.{function.name.value}" in program.unreferenced
-    )
+    if isinstance(owner, cst.ClassDef) and tree.parent(owner) is tree.module:
+        return f"{owner.name.value}.{definition.name.value}"
+    return None
 
 
 # Decorators that only wrap the function, never hand it to other code.
@@ -509,15 +514,8 @@ def _only_wraps(decorator: cst.BaseExpression) -> bool:
 def _used_only_on_a_gpu(tree: Tree, program: Program, definition: cst.ClassDef | cst.FunctionDef) -> bool:
     """A top-level class or function, or a method of a top-level class (`Class.method`), that
     only code needing a GPU builds or calls (users.py)."""
-    parent = tree.parent(definition)
-    if parent is tree.module:
-        return definition.name.value in program.gpu_only_users
-    owner = tree.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
-    return (
-        isinstance(owner, cst.ClassDef)
-        and tree.parent(owner) is tree.module
-        and f"{owner.name.value}.{definition.name.value}" in program.gpu_only_users
-    )
+    key = _run_key(tree, definition)
+    return key is not None and key in program.gpu_only_users
 
 
 def _built_only_on_a_gpu(tree: Tree, program: Program, klass: cst.ClassDef, method: cst.CSTNode) -> bool:
