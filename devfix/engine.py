@@ -27,7 +27,13 @@ from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
-from devfix.analysis.project import ProjectFacts, named_in_own_file, top_level_names
+from devfix.analysis.project import (
+    ProjectFacts,
+    indented_defs,
+    named_in_own_file,
+    top_level_defs,
+    top_level_names,
+)
 from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
@@ -319,50 +325,27 @@ def _gpu_only_users(reads: Sequence[FileResult], results: Sequence[FileResult]) 
     return {path: names for path, names in found.items() if names}
 
 
-_DEF_LINE = re.compile(rb"([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
-_CLASS_LINE = re.compile(rb"class[ \t]+(\w+)")
-
-
 def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tuple[str, str]]:
     """For each method name some GPU-only code calls on an object of unknown class: the file
-    and top-level class of its one definition in the run (a text scan; a name defined twice,
-    or as a nested function, is nobody's; so is one of a file that calls `getattr`, which may
+    and top-level class of its one definition in the run (a name defined twice, or as a nested
+    or top-level function, is nobody's; so is one of a file that calls `getattr`, which may
     reach its methods by a computed name)."""
     wanted = {name.encode() for name in names}
     if not wanted:
         return {}
-    found: dict[str, list[tuple[str, str]]] = {}
+    found: dict[bytes, list[tuple[str, bytes | None]]] = {}
     for read in reads:
         if read.error is None and any(b"def " + name in read.old for name in wanted):
             computed = b"getattr(" in read.old
-            for name, owner in _defined_methods(read.old, wanted):
-                found.setdefault(name, []).append((read.path, "" if computed else owner))
-    return {name: places[0] for name, places in found.items() if len(places) == 1 and places[0][1]}
-
-
-def _defined_methods(data: bytes, wanted: set[bytes]) -> list[tuple[str, str]]:
-    """The `def`s of `wanted` names in the file, each with its top-level class, or "" where it
-    is not a method of one (a top-level function, a function nested in a method)."""
-    found: list[tuple[str, str]] = []
-    klass: bytes | None = None
-    body_indent: bytes | None = None
-    for line in data.splitlines():
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith(b"#"):
-            continue
-        if not line[:1].isspace():
-            match = _CLASS_LINE.match(line)
-            klass, body_indent = (match.group(1), None) if match else (None, None)
-            if match is None and line.startswith(b"@"):
-                continue
-        elif klass is not None and body_indent is None:
-            body_indent = line[: len(line) - len(stripped)]
-        definition = _DEF_LINE.match(line)
-        if definition is None or definition.group(2) not in wanted:
-            continue
-        method = klass is not None and definition.group(1) == body_indent and bool(body_indent)
-        found.append((definition.group(2).decode(), klass.decode() if method and klass else ""))
-    return found
+            definitions = [*((name, None) for name in top_level_defs(read.old)), *indented_defs(read.old)]
+            for name, owner in definitions:
+                if name in wanted:
+                    found.setdefault(name, []).append((read.path, None if computed else owner))
+    return {
+        name.decode(): (places[0][0], places[0][1].decode())
+        for name, places in found.items()
+        if len(places) == 1 and places[0][1] is not None
+    }
 
 
 def _used_only_by_broken_files(

@@ -684,30 +684,42 @@ def _closed_methods(data: bytes, closed: dict[bytes, bool], *, every: bool = Fal
     bases are the project's own modules), as ("GAN.load", b"load"): one whose name is written
     nowhere else never runs. A module's methods named like `nn.Module`'s (`forward`, `train`)
     are torch's to call; a file that calls `getattr` may reach any method by a computed name."""
-    found: list[tuple[str, bytes]] = []
     if b"getattr(" in data and not every:
-        return found
+        return []
     if not any(name in closed for name, _ in _TOP_CLASS.findall(data)):
-        return found  # no closed class: no line to read one by one
+        return []  # no closed class: no line to read one by one
+    return [
+        (f"{owner.decode('ascii', 'replace')}.{method.decode('ascii', 'replace')}", method)
+        for method, owner in indented_defs(data)
+        if owner in closed and not (closed[owner] and method.decode("ascii", "replace") in NN_MODULE_METHODS)
+    ]
+
+
+def indented_defs(data: bytes) -> list[tuple[bytes, bytes | None]]:
+    """Every indented `def` of the file with the top-level class it is a method of, or None (a
+    function nested in a function or a method, a method of a nested class). The owner of an
+    indented `def` is the last top-level line above it, and a method sits at the indentation of
+    that class's first `def` (the regexes read the whole file at once: most of its lines are
+    never looked at in Python)."""
     text = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # lines as `splitlines` cuts them
-    # the owner of an indented `def` is the last top-level line above it (the regexes read the
-    # whole file at once: most of its lines are never looked at in Python)
     tops = [(match.start(), match.group(0)) for match in _TOP_LINE.finditer(text)]
     starts = [start for start, _ in tops]
     indents: dict[int, bytes] = {}  # top-level line -> the indentation of the first def below it
+    found: list[tuple[bytes, bytes | None]] = []
     for match in _INDENTED_DEF.finditer(text):
         above = bisect_right(starts, match.start()) - 1
-        if above < 0:
-            continue
-        head = _CLASS.match(tops[above][1])
-        owner = head.group(1) if head is not None and head.group(1) in closed else None
-        if owner is None:
+        head = _CLASS.match(tops[above][1]) if above >= 0 else None
+        if head is None:
+            found.append((match.group(2), None))
             continue
         indent = indents.setdefault(above, match.group(1))
-        method = match.group(2)
-        if match.group(1) == indent and not (closed[owner] and method.decode("ascii", "replace") in NN_MODULE_METHODS):
-            found.append((f"{owner.decode('ascii', 'replace')}.{method.decode('ascii', 'replace')}", method))
+        found.append((match.group(2), head.group(1) if match.group(1) == indent else None))
     return found
+
+
+def top_level_defs(data: bytes) -> list[bytes]:
+    """The names of the file's top-level functions."""
+    return _TOP_DEF.findall(data)
 
 
 def functions_choosing_gpus(data: bytes) -> set[str]:
