@@ -10,7 +10,6 @@ applied are inserted once per scope (DEV001), whichever rule asked first.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
 import re
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from devfix import parallel, suppressions
+from devfix import parallel, parsing, suppressions
 from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
@@ -38,19 +37,14 @@ from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace, apply_edits
-from devfix.results import Diagnostic, FileResult, FixEdit
+from devfix.parsing import TOO_DEEP, code_that_parses
+from devfix.results import Diagnostic, FileResult, FixEdit, one_line
 from devfix.rules import BY_CODE, Finding, Rule, RuleContext, enabled_rules, lookup
 from devfix.rules.dev001_device_declaration import DeviceDeclaration
 
 if TYPE_CHECKING:
     from devfix.cache import Cache
 
-# LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
-# expressions (a 4000-term `a + a + ...` takes seconds, 8000 terms crash the process) and the
-# recursive visitors hit Python's recursion limit from about 400 levels. Real code nests a few
-# dozen levels; files beyond this bound are reported and skipped, never parsed.
-MAX_NESTING = 300
-TOO_DEEP = f"skipped: nested or chained more deeply than devfix can handle (over {MAX_NESTING} levels)"
 # Analyses of a group's files with what their callers pass: a chain of calls across files (a
 # script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one round a hop.
 _CALLER_ROUNDS = 3
@@ -60,7 +54,7 @@ _GPU_ONLY_ROUNDS = 3
 class RuleCrash(Exception):
     def __init__(self, rule: type[Rule], error: BaseException) -> None:
         super().__init__(
-            f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {_one_line(error)}; file left unchanged"
+            f"internal error in rule {rule.code} {rule.name}: {type(error).__name__}: {one_line(error)}; file left unchanged"
         )
         self.rule = rule
         self.tb = traceback.format_exc()
@@ -111,7 +105,7 @@ def process_source(
         result.fail(TOO_DEEP, traceback.format_exc())
     except Exception as error:  # noqa: BLE001 - last line of defence: one file never stops the run
         result.fail(
-            f"internal error: {type(error).__name__}: {_one_line(error)}; file left unchanged",
+            f"internal error: {type(error).__name__}: {one_line(error)}; file left unchanged",
             traceback.format_exc(),
         )
     return result
@@ -505,17 +499,11 @@ def _process(
     if kept is not None and kept.source is source:
         module, cpython = kept.module, kept.cpython
     else:
-        problem, python_error, cpython = _precheck(source)
-        if problem:
-            result.error = problem
-            return
         try:
-            module = cst.parse_module(source)
-        except Exception as error:  # noqa: BLE001 - syntax errors, undecodable bytes, parser failures
-            result.error = f"cannot parse: {python_error or _parser_message(error)}"
-            if cpython:
-                result.error += f" ({_only_libcst_fails(source)})"
-            if python_error is not None:
+            module, cpython = parsing.parse(source)
+        except parsing.ParseFailure as failure:
+            result.error = str(failure)
+            if failure.python_error:
                 project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
             return
         if parsed is not None:
@@ -525,82 +513,6 @@ def _process(
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
     _run(module, rules, config, fix, result, project, silenced, incoming, cpython=cpython)
-
-
-def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
-    """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error,
-    whether CPython parsed it).
-
-    CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
-    its verdict on depth is taken first. A plain syntax error is not final — LibCST also
-    reads syntax newer than the running Python — but its message is the better one to show.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as error:
-        message = f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
-        if "too many nested" in str(error.msg) or "too many levels" in str(error.msg):
-            return f"cannot parse: {message}", None, False
-        return None, message, False
-    except (RecursionError, MemoryError):
-        return TOO_DEEP, None, False
-    except Exception:  # noqa: BLE001 - e.g. ValueError for NUL bytes: let LibCST report it
-        return None, None, False
-    if _depth(tree) > MAX_NESTING:
-        return TOO_DEEP, None, False
-    return None, None, True
-
-
-# Nodes that never hold a deeper subtree: not worth a stack entry.
-_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant, ast.Name, ast.alias)
-
-
-def _depth(tree: ast.AST) -> int:
-    """The deepest nesting of the syntax tree as LibCST builds it, without recursion.
-
-    `a and b and c` is one flat node for `ast` but a chain for LibCST, one level per operator,
-    and its native parser crashes the process on a chain of a few thousand: it counts so."""
-    deepest = 0
-    stack = [(tree, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
-        if isinstance(node, ast.BoolOp):
-            depth += len(node.values) - 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_NESTING:
-                return deepest
-        depth += 1
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
-                        push((item, depth))
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                push((value, depth))
-    return deepest
-
-
-def _parser_message(error: BaseException) -> str:
-    if isinstance(error, cst.ParserSyntaxError):
-        lines = [line.strip() for line in str(error).strip().splitlines()]
-        # "Syntax Error @ 1:1." alone says nothing: the tokenizer's reason follows it
-        reason = next((line for line in lines[1:3] if line.startswith("tokenizer error")), None)
-        return f"{lines[0]} {reason}" if reason else _one_line(error)
-    return f"{type(error).__name__}: {_one_line(error)}"
-
-
-_MIXED_INDENT = re.compile(rb"^(?: +\t|\t+ +\S)", re.MULTILINE)
-
-
-def _only_libcst_fails(source: bytes) -> str:
-    """Why a file Python runs is left alone: LibCST's parser is stricter than CPython's."""
-    mixed = _MIXED_INDENT.search(source) or (re.search(rb"^\t", source, re.M) and re.search(rb"^ ", source, re.M))
-    if mixed:
-        return "Python reads it, but LibCST rejects indentation that mixes tabs and spaces; left unchanged"
-    return "Python reads it, but LibCST's parser does not; left unchanged"
 
 
 def _run(
@@ -821,33 +733,16 @@ def _apply_checked(
     (reported as internal errors, never written).
     """
     new_module, fixed = _apply(module, facts, findings)
-    code = _code_that_parses(new_module, cpython) if fixed else b""
+    code = code_that_parses(new_module, cpython) if fixed else b""
     if not fixed or code is not None:
         return code or b"", fixed, []
-    dropped = [f for f in fixed if _code_that_parses(_apply(module, facts, [f])[0], cpython) is None]
+    dropped = [f for f in fixed if code_that_parses(_apply(module, facts, [f])[0], cpython) is None]
     keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
     new_module, fixed = _apply(module, facts, keep)
-    code = _code_that_parses(new_module, cpython) if fixed else b""
+    code = code_that_parses(new_module, cpython) if fixed else b""
     if code is None:
         raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
     return code, fixed, dropped
-
-
-def _code_that_parses(module: cst.Module, cpython: bool) -> bytes | None:
-    """The module's bytes, or None if they do not parse (generated once, checked and kept).
-
-    A file the running Python parsed is checked with CPython's parser, a tenth of LibCST's
-    cost (and what matters: the fixed program must run); a file with syntax newer than the
-    running Python, with LibCST's."""
-    code = module.bytes
-    try:
-        if cpython:
-            ast.parse(code)
-        else:
-            cst.parse_module(code)
-    except Exception:  # noqa: BLE001
-        return None
-    return code
 
 
 class _Unparseable(Exception):
@@ -888,11 +783,6 @@ def _status(finding: Finding, config: Config) -> str:
     if finding.rule.safety == "unsafe" and not config.unsafe_fixes:
         return "unsafe-fix"
     return "fixable"
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
 
 
 def fix_code(source: str, config: Config | None = None, *, fix: bool = True) -> tuple[str, list[Diagnostic]]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from devfix.analysis.cells import CELL_MARK
+from devfix.results import one_line
 
 if TYPE_CHECKING:  # json.decoder's is _json's (or its pure-Python twin): only _json's is in the stubs
     from _json import scanstring
@@ -238,7 +239,7 @@ def _validate(text: str) -> None:
         except NotJSONError:
             raise NotebookError(f"not a notebook: not valid JSON ({_json_error(text)})") from None
         except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for non-notebooks
-            raise NotebookError(f"not a notebook: {_one_line(error)}") from None
+            raise NotebookError(f"not a notebook: {one_line(error)}") from None
         if not isinstance(notebook, dict) or "nbformat" not in notebook:
             raise NotebookError("not a notebook: JSON without a notebook's `nbformat` version")
         if notebook.get("nbformat") != 4:
@@ -252,7 +253,7 @@ def _validate(text: str) -> None:
         try:
             nbformat.validate(notebook)
         except nbformat.ValidationError as error:
-            raise NotebookError(f"not a valid notebook: {_one_line(error)}") from None
+            raise NotebookError(f"not a valid notebook: {one_line(error)}") from None
 
 
 def _language(metadata: object) -> str | None:
@@ -273,11 +274,6 @@ def _json_error(text: str) -> str:
     except ValueError as error:
         return str(error)
     return "not an object"
-
-
-def _one_line(error: BaseException) -> str:
-    found = str(error).strip().splitlines()
-    return found[0] if found else type(error).__name__
 
 
 def _code_cells(text: str) -> list[Cell]:
@@ -422,7 +418,7 @@ def _parses(source: str) -> str | None:
         except SyntaxError as error:
             return f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
         except Exception as error:  # noqa: BLE001 - NUL bytes, too deep
-            return _one_line(error)
+            return one_line(error)
     return None
 
 

@@ -87,3 +87,9 @@ class FileResult:
         self.traceback = tb
         self.new = self.old
         self.diagnostics = []
+
+
+def one_line(error: BaseException) -> str:
+    """An error's first line, for a message that stays on one line."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__

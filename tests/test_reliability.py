@@ -17,7 +17,8 @@ from click.testing import CliRunner
 import devfix.writer
 from devfix.cli import MAX_FILE_BYTES, main
 from devfix.config import Config
-from devfix.engine import MAX_NESTING, process_source
+from devfix.engine import process_source
+from devfix.parsing import MAX_NESTING
 from devfix.rules import BY_CODE
 
 BUGGY = "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2).cuda()\n"
