@@ -26,13 +26,8 @@ from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
-from devfix.analysis.project import (
-    ProjectFacts,
-    indented_defs,
-    named_in_own_file,
-    top_level_defs,
-    top_level_names,
-)
+from devfix.analysis.project import ProjectFacts
+from devfix.analysis.text import indented_defs, named_in_own_file, top_level_defs, top_level_names
 from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
@@ -130,7 +125,7 @@ def process_programs(
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
     files = [(read.path, read.old) for read in reads]
-    project = ProjectFacts.from_files(files)
+    project = parallel.project_facts(files, jobs)
     results: list[FileResult] = list(reads)
     work = []
     for group in project.groups(files):

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from devfix.engine import GroupResult
 
 _PROJECT: ProjectFacts | None = None  # in a worker: the run's text scans
+# The bytes of Python from which the text scans' two halves run in two processes (a worker's
+# start and the files sent to it cost about as much as the scans of 0.3 MB).
+_SCANS_APART_FROM = 1_000_000
 
 
 def default_jobs() -> int:
@@ -40,6 +43,23 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def project_facts(files: list[tuple[str, bytes]], jobs: int) -> ProjectFacts:
+    """The run's text scans (ProjectFacts.from_files), their two halves side by side when the
+    run has processes to spare and enough files to pay for one: before the groups can be
+    analysed, nothing else runs."""
+    if jobs <= 1 or sum(len(data) for _, data in files) < _SCANS_APART_FROM:
+        return ProjectFacts.from_files(files)
+    with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+        try:
+            return ProjectFacts.from_files(files, beside=pool.submit)
+        except Exception:  # noqa: BLE001 - e.g. the worker died: the scans in this process
+            return ProjectFacts.from_files(files)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def analyse_groups(
@@ -60,8 +80,7 @@ def analyse_groups(
             # grow with the number of files
             yield group, analyse_group(group, reads, configs, fix, project).trimmed()
         return
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(project,)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_start, initargs=(project,)) as pool:
         # the largest groups first, so that no worker is left with a big one at the end
         futures: dict[int, Future[GroupResult]] = {}
         for position in sorted(range(len(groups)), key=lambda p: -sum(len(reads[i].old) for i in groups[p])):

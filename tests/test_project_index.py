@@ -411,7 +411,7 @@ def test_a_class_is_read_in_the_files_that_can_import_its_module():
     on its path: the package's `__init__.py` that the folders resolve to may not be what runs,
     so src/solver/solver.py counts as imported. A sub-project's own `common/nets.py` is not
     read by the other sub-project's scripts."""
-    from devfix.analysis.project import visible_from
+    from devfix.analysis.unused import visible_from
 
     files = [
         ("src/bin/train.py", b"from solver import Solver\n"),

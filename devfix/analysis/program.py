@@ -86,7 +86,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         view = view or ProjectView()
         self.data = data
         self.path = path
-        # Top-level functions nothing in the run refers to (project.py): they never run (reach.py).
+        # Top-level functions nothing in the run refers to (unused.py): they never run (reach.py).
         self.unreferenced = view.unreferenced
         # Top-level classes and functions that only GPU-only code of the run uses (users.py).
         self.gpu_only_users = view.gpu_only_users
