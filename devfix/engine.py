@@ -115,9 +115,11 @@ def process_programs(
     jobs: int = 1,
     cache: Cache | None = None,
     run_key: str = "",
+    scans: parallel.TextScans | None = None,
 ) -> list[FileResult]:
     """runner.process_project over Python programs (a notebook already joined into one),
-    once the run's cache (`run_key`) has no result for the whole run.
+    once the run's cache (`run_key`) has no result for the whole run; `scans`, the run's
+    text scans if the runner began them.
 
     The files fall into groups linked by imports (project.groups): a file's analysis reads the
     summaries of the files it imports, and the callers' facts of the files that call it, all
@@ -125,7 +127,7 @@ def process_programs(
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
     files = [(read.path, read.old) for read in reads]
-    project = parallel.project_facts(files, jobs)
+    project = (scans or parallel.TextScans(files, jobs)).facts()
     results: list[FileResult] = list(reads)
     work = []
     for group in project.groups(files):

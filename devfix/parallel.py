@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
-from devfix.analysis.project import ProjectFacts
+from devfix.analysis.project import NameScans, ProjectFacts, name_scans_apart
 from devfix.config import Config
 from devfix.results import FileResult
 
@@ -45,17 +45,32 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def project_facts(files: list[tuple[str, bytes]], jobs: int) -> ProjectFacts:
-    """The run's text scans (ProjectFacts.from_files), their two halves side by side when the
-    run has processes to spare and enough files to pay for one: before the groups can be
-    analysed, nothing else runs."""
-    if jobs <= 1 or sum(len(data) for _, data in files) < _SCANS_APART_FROM:
-        return ProjectFacts.from_files(files)
-    with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+class TextScans:
+    """The run's text scans (ProjectFacts.from_files), begun as soon as the files are read.
+
+    With processes to spare and enough files to pay for one, the half that reads who names
+    what starts at once in another process, while this one imports the engine and reads the
+    definitions and their callers: before the groups can be analysed, nothing else runs."""
+
+    def __init__(self, files: list[tuple[str, bytes]], jobs: int) -> None:
+        self.files = files
+        self._pool: ProcessPoolExecutor | None = None
+        self._names: Future[NameScans] | None = None
+        if jobs > 1 and sum(len(data) for _, data in files) >= _SCANS_APART_FROM:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_context())
+            self._names = self._pool.submit(name_scans_apart, files)
+
+    def facts(self) -> ProjectFacts:
         try:
-            return ProjectFacts.from_files(files, beside=pool.submit)
-        except Exception:  # noqa: BLE001 - e.g. the worker died: the scans in this process
-            return ProjectFacts.from_files(files)
+            if self._names is not None:
+                try:
+                    return ProjectFacts.from_files(self.files, names=self._names)
+                except Exception:  # noqa: BLE001 - e.g. the worker died: the scans in this process
+                    pass
+            return ProjectFacts.from_files(self.files)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)  # its work is done: nothing to wait for
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable
 
-from devfix import notebooks
+from devfix import notebooks, parallel
 from devfix.config import Config
 from devfix.results import FileResult, FixEdit
 
@@ -161,6 +161,11 @@ def _process_programs(
             for _ in reads:
                 progress()
             return [known.get(index, read) for index, read in enumerate(reads)]
+    # the run's text scans first: with --jobs, half of them run in another process while
+    # this one imports the engine
+    scans = parallel.TextScans([(read.path, read.old) for read in reads], jobs)
     from devfix import engine  # the parser, the analysis and the rules: only when needed
 
-    return engine.process_programs(reads, configs, fix=fix, progress=progress, jobs=jobs, cache=cache, run_key=run_key)
+    return engine.process_programs(
+        reads, configs, fix=fix, progress=progress, jobs=jobs, cache=cache, run_key=run_key, scans=scans
+    )

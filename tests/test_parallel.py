@@ -59,23 +59,16 @@ def test_groups_partition_the_files_in_analysis_order(tmp_path):
 
 
 def test_the_text_scans_split_between_two_processes_are_the_scans_of_one(folder, monkeypatch):
-    """The half of the run's text scans that another process reads (parallel.project_facts,
-    from 1 MB of Python on) gives the facts the whole scan in one process gives."""
+    """The half of the run's text scans that another process reads (parallel.TextScans, from
+    1 MB of Python on) gives the facts the whole scan in one process gives."""
     from devfix import parallel
 
     files = [(str(p), p.read_bytes()) for p in sorted(folder.rglob("*.py"))]
     alone = ProjectFacts.from_files(files)
     assert alone.unreferenced and alone.named_by and alone.methods  # the comparison means something
     monkeypatch.setattr(parallel, "_SCANS_APART_FROM", 0)
-    calls = []
-    original = ProjectFacts.from_files.__func__
-
-    def spy(cls, files, beside=None):
-        calls.append(beside)
-        return original(cls, files, beside)
-
-    monkeypatch.setattr(ProjectFacts, "from_files", classmethod(spy))
-    split = parallel.project_facts(files, jobs=2)
-    assert calls and calls[0] is not None  # the split path ran
+    scans = parallel.TextScans(files, jobs=2)
+    assert scans._names is not None  # the split path runs
+    split = scans.facts()
     for name in ("unreferenced", "named_by", "methods", "passed", "builds_cuda_on_import", "plain_gpu_tensors"):
         assert getattr(split, name) == getattr(alone, name), name

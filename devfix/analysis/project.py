@@ -25,9 +25,8 @@ name): it only ever stops a declaration, never adds an edit.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from devfix.analysis.callers import WORD, Passed, passed_arguments
 from devfix.analysis.extensions import builds_cuda_on_import, cuda_extension_names, imports_gpu_package
@@ -44,24 +43,10 @@ GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 
 
-class _Later(Protocol):
-    def result(self) -> Any: ...
+class Pending(Protocol):
+    """A result another process is computing (parallel.TextScans): `.result()` waits for it."""
 
-
-# Runs a function with its arguments, now or in another process: what it gives back has `.result()`.
-Beside = Callable[..., _Later]
-
-
-@dataclass(frozen=True)
-class _Done:
-    value: Any
-
-    def result(self) -> Any:
-        return self.value
-
-
-def _at_once(function: Callable[..., Any], *args: Any) -> _Done:
-    return _Done(function(*args))
+    def result(self) -> NameScans: ...
 
 
 @dataclass(frozen=True)
@@ -77,7 +62,7 @@ class NameScans:
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
-    """Read apart from the definitions' half, in another process when the run has several."""
+    """The half of the scans that may be read in another process (name_scans_apart)."""
     return NameScans(
         unused_class_methods(files, script_paths(files, index), index) if several else {},
         named_in_other_files(files),
@@ -86,6 +71,14 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         frozenset().union(*(defined_methods(data) for _, data in files)) if len(files) > 1 else frozenset(),
         any(keeps_plain_gpu_tensors(data) for _, data in files),
     )
+
+
+def name_scans_apart(files: list[tuple[str, bytes]]) -> NameScans:
+    """name_scans in a process of its own: its own index of the same files (the same, built
+    the same way), rather than one sent over with its caches."""
+    index = ProjectIndex([path for path, _ in files])
+    index.add_search_paths(files)
+    return name_scans(files, index, len(files) > 1 or has_notebook(files))
 
 
 @dataclass(frozen=True)
@@ -140,9 +133,10 @@ class ProjectFacts:
         )
 
     @classmethod
-    def from_files(cls, files: list[tuple[str, bytes]], beside: Beside | None = None) -> ProjectFacts:
-        """The run's text scans. `beside` (parallel.py) runs the half that reads who names
-        what in another process while this one reads the definitions and their callers."""
+    def from_files(cls, files: list[tuple[str, bytes]], names: Pending | None = None) -> ProjectFacts:
+        """The run's text scans: the definitions and their callers here, and who names what
+        (name_scans) here too, unless `names` is that half already under way in another
+        process (parallel.TextScans)."""
         paths: set[str] = set()
         functions: set[str] = set()
         for path, data in files:
@@ -152,12 +146,11 @@ class ProjectFacts:
         index = ProjectIndex([path for path, _ in files])
         index.add_search_paths(files)
         several = len(files) > 1 or has_notebook(files)
-        names = (beside or _at_once)(name_scans, files, index, several)
         components = import_components(files, index) if paths else {}
         defined = script_functions(files, index) if several else {}
         unreferenced = unused_functions(files, defined) if several else {}
         passed = callers_pass(files, index, defined)
-        named: NameScans = names.result()
+        named = names.result() if names is not None else name_scans(files, index, several)
         for path, methods in named.unused_methods.items():
             if methods:
                 unreferenced[path] = unreferenced.get(path, frozenset()) | methods
