@@ -152,3 +152,27 @@ def test_a_method_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
     shutil.copytree(METHOD_CASE, tmp_path / "p")
     hooks = "from models.model import WhaleNet\n\nLOSSES = {'rank': WhaleNet().get_loss}\n"
     assert "models/losses.py:7 DEV002" in _package_findings(tmp_path / "p", {"hooks.py": hooks})
+
+
+def test_a_files_mentions_read_once_answer_every_question_of_names():
+    """users.mentioned_elsewhere (every name at once, read once per run) and the question for a
+    few names (named_elsewhere, the visitor that only looks for them) agree, whatever the names:
+    a call's function is never a mention, a definition's own body is not, an argument is."""
+    from itertools import combinations
+
+    from devfix.analysis import users
+
+    source = (
+        b"import torch\nfrom model import Net, Head\n\n"
+        b"class Net(torch.nn.Module):\n    def build(self):\n        return Net()\n\n"
+        b"def train(model=Head):\n    net = Net()\n    run(Head, key=Loss)\n    obj.Net.build(Head())\n"
+        b"    isinstance(net, Head)\n    return registry.Loss(x, fn=build)\n"
+    )
+    every = users.mentioned_elsewhere(source)
+    assert every is not None and {"Head", "Loss", "build", "Net"} <= every and not {"train", "run"} & every
+    names = ("Net", "Head", "Loss", "build", "run", "train", "obj")
+    for size in (1, 2, 3):
+        for asked in combinations(names, size):
+            finder = users._AstMentions(frozenset(asked))
+            finder.visit(__import__("ast").parse(source))
+            assert users.named_elsewhere(source, frozenset(asked)) == finder.elsewhere == set(every) & set(asked)

@@ -109,35 +109,50 @@ def gpu_only_users(uses: Iterable[Use]) -> dict[str, set[str]]:
     return found
 
 
-def named_elsewhere(source: bytes, names: frozenset[str]) -> set[str]:
+def named_elsewhere(source: bytes, names: frozenset[str], known: frozenset[str] | None = None) -> set[str]:
     """The names the file mentions other than in imports, inside their own definition, and as
     the function of a call (a class handed to other code, a subclass, `isinstance`): who
-    builds it then is not known.
+    builds it then is not known. `known`: the file's `mentioned_elsewhere`, if already read.
 
     CPython's own parser reads the file when it can: the project run asks this of every file
     that mentions a name, and a LibCST parse and visit of each cost as much as the analysis."""
+    every = known if known is not None else mentioned_elsewhere(source)
+    if every is not None:
+        return set(every & names)
+    visitor = _Mentions(names)
+    cst.parse_module(source).visit(visitor)  # newer syntax than this Python reads
+    return visitor.elsewhere
+
+
+def mentioned_elsewhere(source: bytes) -> frozenset[str] | None:
+    """named_elsewhere for every name at once (None where CPython's parser cannot read the
+    file): whether a mention counts never depends on the names asked about, so the engine's
+    rounds read each file once. (A call's function is never a mention: of a name asked about
+    by the rule, of another name because only the names asked about are kept.)"""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        visitor = _Mentions(names)
-        cst.parse_module(source).visit(visitor)  # newer syntax than this Python reads
-        return visitor.elsewhere
-    finder = _AstMentions(names)
+        return None
+    finder = _AstMentions(None)
     finder.visit(tree)
-    return finder.elsewhere
+    return frozenset(finder.elsewhere)
 
 
 class _AstMentions(ast.NodeVisitor):
     """`_Mentions` on CPython's tree: every identifier LibCST holds as a `Name` counts (an
     attribute, a keyword, a parameter, a `global`), the same as there."""
 
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
+    def __init__(self, names: frozenset[str] | None) -> None:
+        self.names = names  # None: every name
         self.elsewhere: set[str] = set()
         self.inside: list[str] = []
 
     def _mention(self, identifier: str | None) -> None:
-        if identifier in self.names and identifier not in self.inside:
+        if (
+            identifier is not None
+            and (self.names is None or identifier in self.names)
+            and identifier not in self.inside
+        ):
             self.elsewhere.add(identifier)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -167,7 +182,7 @@ class _AstMentions(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name not in self.names:
+        if name is None or (self.names is not None and name not in self.names):
             self.generic_visit(node)
             return
         if isinstance(func, ast.Attribute):
