@@ -11,9 +11,11 @@ applied are inserted once per scope (DEV001), whichever rule asked first.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -127,6 +129,34 @@ def process_programs(
     in its own group, so each group is analysed apart, in its own order, with a project state
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
+    with _fewer_collections():
+        return _process_programs(reads, configs, fix, progress, jobs, cache, run_key, scans)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Python's cycle collector, run less often for the run: it walks every object alive, and a
+    run keeps many (the summaries of a group's files, the trees of a project's), so its
+    default pace cost a tenth of a project run's time (transferlearning: 9.4 s of CPU against
+    8.3 s). Memory stays as flat: what a file's analysis leaves is freed by reference counts."""
+    before = gc.get_threshold()
+    gc.set_threshold(10_000, 20, 20)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _process_programs(
+    reads: Sequence[FileResult],
+    configs: Sequence[Config],
+    fix: bool,
+    progress: Callable[[], None],
+    jobs: int,
+    cache: Cache | None,
+    run_key: str,
+    scans: parallel.TextScans | None,
+) -> list[FileResult]:
     files = [(read.path, read.old) for read in reads]
     project = (scans or parallel.TextScans(files, jobs)).facts()
     results: list[FileResult] = list(reads)

@@ -26,7 +26,7 @@ Use = tuple[str, str, bool]  # (defining file, top-level name, the call can run 
 # A method call the file cannot tie to its class (`model.getLoss(...)` on a model built in
 # another file) is a use of every method of that name: `("", name, runs)`. The engine gives it
 # to the one top-level class of the run that defines the name, if only one does
-# (`engine._method_owners`), as `(path, "Class.name", runs)`.
+# (`gpu_only._method_owners`), as `(path, "Class.name", runs)`.
 BY_NAME = ""
 
 # Methods that code other than the run's own calls (PyTorch's `__call__`, autograd, a
