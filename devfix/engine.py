@@ -184,6 +184,7 @@ def _process_programs(
                 results[index] = result
         work = todo
     incoming: dict[str, dict[str, dict[str, Value]]] = {}
+    kept: dict[str, Parsed] = {}  # parses the last step may read again
 
     def join(group: Sequence[int], done: GroupResult) -> None:
         for index, result in done.results.items():
@@ -192,6 +193,7 @@ def _process_programs(
         project.missing.update(done.missing)
         project.unparseable.update(done.unparseable)
         incoming.update(done.incoming)
+        kept.update(done.parses)
 
     for group, done in parallel.analyse_groups(work, reads, configs, fix, project, jobs):
         for _ in group:
@@ -210,7 +212,6 @@ def _process_programs(
     for path, names in used_only_by_broken_files(reads, results, project).items():
         grown[path] = grown.get(path, frozenset()) | names
     again: set[int] = set()  # files analysed again for their uses only
-    kept: dict[str, Parsed] = {}  # and their parses
     for _ in range(_GPU_ONLY_ROUNDS):
         changed = {path for path, names in grown.items() if not names <= project.gpu_only.get(path, frozenset())}
         if not changed:
@@ -271,11 +272,13 @@ class GroupResult:
     unparseable: set[str] = field(default_factory=set)
     incoming: dict[str, dict[str, dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
     complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
+    # the parses of its files other files name, for the last step's analyses (in this process only)
+    parses: dict[str, Parsed] = field(default_factory=dict)
 
     def trimmed(self) -> GroupResult:
         """Lean, unless a call in the group runs only on a GPU (users.py): the run's last step
-        may then analyse the group's files once more, and reads these summaries, which would
-        otherwise be built again."""
+        may then analyse the group's files once more, and reads these summaries and parses,
+        which would otherwise be built again."""
         if any(not runs for result in self.results.values() for _, _, runs in result.uses):
             return self
         return self.lean()
@@ -341,6 +344,7 @@ def analyse_group(
         if not changed:
             break
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
+    done.parses = parsed
     return done
 
 

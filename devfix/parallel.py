@@ -123,4 +123,6 @@ def _analyse(group: list[int], reads: Sequence[FileResult], configs: Sequence[Co
     from devfix.engine import analyse_group
 
     assert _PROJECT is not None
-    return analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).trimmed()
+    done = analyse_group(list(range(len(group))), reads, configs, fix, _PROJECT).trimmed()
+    done.parses = {}  # LibCST trees cost more to send back than to parse again
+    return done
