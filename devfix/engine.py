@@ -11,13 +11,13 @@ applied are inserted once per scope (DEV001), whichever rule asked first.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 import libcst as cst
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # script builds a `Trainer(args)`, which hands `self.args` to a helper) needs one round a hop.
 _CALLER_ROUNDS = 3
 _GPU_ONLY_ROUNDS = 3
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class RuleCrash(Exception):
@@ -109,6 +110,26 @@ def process_source(
     return result
 
 
+def _fewer_collections(function: _F) -> _F:
+    """Python's cycle collector, run less often while `function` runs: it walks every object
+    alive, and a run keeps many (the summaries of a group's files, the trees of a project's),
+    so its default pace cost a tenth of a project run's time (transferlearning: 9.4 s of CPU
+    against 8.3 s). Memory stays as flat: what a file's analysis leaves is freed by reference
+    counts."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        before = gc.get_threshold()
+        gc.set_threshold(10_000, 20, 20)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            gc.set_threshold(*before)
+
+    return cast(_F, run)
+
+
+@_fewer_collections
 def process_programs(
     reads: Sequence[FileResult],
     configs: Sequence[Config],
@@ -129,34 +150,6 @@ def process_programs(
     in its own group, so each group is analysed apart, in its own order, with a project state
     of its own (`analyse_group`), in this process or in a worker (`jobs`); what the groups
     learnt is then joined here for the last step, which looks at the whole run."""
-    with _fewer_collections():
-        return _process_programs(reads, configs, fix, progress, jobs, cache, run_key, scans)
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Python's cycle collector, run less often for the run: it walks every object alive, and a
-    run keeps many (the summaries of a group's files, the trees of a project's), so its
-    default pace cost a tenth of a project run's time (transferlearning: 9.4 s of CPU against
-    8.3 s). Memory stays as flat: what a file's analysis leaves is freed by reference counts."""
-    before = gc.get_threshold()
-    gc.set_threshold(10_000, 20, 20)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
-def _process_programs(
-    reads: Sequence[FileResult],
-    configs: Sequence[Config],
-    fix: bool,
-    progress: Callable[[], None],
-    jobs: int,
-    cache: Cache | None,
-    run_key: str,
-    scans: parallel.TextScans | None,
-) -> list[FileResult]:
     files = [(read.path, read.old) for read in reads]
     project = (scans or parallel.TextScans(files, jobs)).facts()
     results: list[FileResult] = list(reads)
@@ -226,32 +219,14 @@ def _process_programs(
         for index, read in enumerate(reads):
             if read.path in changed and results[index] is not read and results[index].error is None:
                 # what a round needs is the file's uses: the rules run once, when the rounds are done
-                results[index] = process_source(
-                    read.old,
-                    configs[index],
-                    fix=fix,
-                    path=read.path,
-                    project=project,
-                    incoming=incoming.get(read.path),
-                    parsed=kept,
-                    uses_only=True,
-                )
+                results[index] = _again(index, reads, configs, fix, project, incoming, kept, uses_only=True)
                 again.add(index)
         grown = gpu_only_users(reads, results, mentions)
     # The last analysis of each file the rounds analysed again, with what they settled on: only
     # its own GPU-only names, which changed in its last round only, and the run's summaries and
     # callers' facts, fixed since the first round, are read.
     for index in sorted(again):
-        read = reads[index]
-        results[index] = process_source(
-            read.old,
-            configs[index],
-            fix=fix,
-            path=read.path,
-            project=project,
-            incoming=incoming.get(read.path),
-            parsed=kept,
-        )
+        results[index] = _again(index, reads, configs, fix, project, incoming, kept)
     if cache is not None and run_key:
         cache.put_run(
             reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]}
@@ -292,6 +267,31 @@ class GroupResult:
         return GroupResult(results, missing=self.missing, unparseable=self.unparseable, complete=False)
 
 
+def _again(
+    index: int,
+    reads: Sequence[FileResult],
+    configs: Sequence[Config],
+    fix: bool,
+    project: ProjectFacts,
+    incoming: dict[str, dict[str, dict[str, Value]]],
+    parsed: dict[str, Parsed],
+    *,
+    uses_only: bool = False,
+) -> FileResult:
+    """A file's analysis once more, with what its callers pass and its parse if kept."""
+    read = reads[index]
+    return process_source(
+        read.old,
+        configs[index],
+        fix=fix,
+        path=read.path,
+        project=project,
+        incoming=incoming.get(read.path),
+        parsed=parsed,
+        uses_only=uses_only,
+    )
+
+
 def analyse_group(
     group: Sequence[int], reads: Sequence[FileResult], configs: Sequence[Config], fix: bool, project: ProjectFacts
 ) -> GroupResult:
@@ -330,17 +330,8 @@ def analyse_group(
             and (facts := fingerprint(incoming.get(reads[index].path))) != used.get(reads[index].path, ())
         }
         for index, facts in changed.items():
-            read = reads[index]
-            used[read.path] = facts
-            done.results[index] = process_source(
-                read.old,
-                configs[index],
-                fix=fix,
-                path=read.path,
-                project=own,
-                incoming=incoming.get(read.path),
-                parsed=parsed,
-            )
+            used[reads[index].path] = facts
+            done.results[index] = _again(index, reads, configs, fix, own, incoming, parsed)
         if not changed:
             break
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
