@@ -29,6 +29,7 @@ written is left as it was: the cache never changes what devfix reports.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import json
@@ -219,10 +220,17 @@ def _what_the_run_tells(path: str, data: bytes, project: ProjectFacts) -> str:
             imports_any(data, project.cuda_extensions),
             path in project.builds_cuda_on_import,
             passed,
-            sorted((name, sorted(users)) for name, users in project.named_by.get(path, {}).items()),
+            sorted((name, _in_order(users)) for name, users in project.named_by.get(path, {}).items()),
             project.chooses_gpus_elsewhere(path),
         )
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_order(paths: frozenset[str]) -> tuple[str, ...]:
+    """A shared set of the files that name a name (project.named_in_other_files), sorted once
+    for every file that defines the name."""
+    return tuple(sorted(paths))
 
 
 def _text(data: bytes) -> str:

@@ -163,7 +163,11 @@ def _imported_in(texts: Sequence[bytes], path: str) -> bool:
 def _naming(path: str, name: str, users: frozenset[str], resolved: dict[str, dict[str, set[str]]]) -> set[str]:
     """The files that write `name` (a text match) less those that define their own `name` or
     whose calls of it reach another file's only: two sub-projects, each with an `Architect`."""
-    return {user for user in users if not (resolved.get(user, {}).get(name) and path not in resolved[user][name])}
+    return {
+        user
+        for user in users
+        if user != path and not (resolved.get(user, {}).get(name) and path not in resolved[user][name])
+    }
 
 
 def _mentions_other_than_calls(data: bytes, names: frozenset[str]) -> bool:

@@ -92,7 +92,9 @@ class ProjectView:
     callers_pass: dict[str, Passed] = field(default_factory=dict)  # its functions -> what every call passes
     named_elsewhere: frozenset[str] = frozenset()  # its top-level classes and functions other files name
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
-    named_by: dict[str, frozenset[str]] = field(default_factory=dict)  # those names -> the files that name them
+    named_by: dict[str, frozenset[str]] = field(
+        default_factory=dict
+    )  # those names -> the files that name them (itself too)
     methods: frozenset[str] = frozenset()  # names the run's files define as methods
     # a module class of the run keeps a tensor it put on the GPU as a plain attribute
     # (`self.weights = Variable(torch.randn(k).cuda(), requires_grad=True)`): `.cuda()` on a
@@ -275,8 +277,11 @@ def _depth_first(needs: list[list[int]]) -> list[int]:
 
 def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, frozenset[str]]]:
     """For each file, its top-level classes and functions whose name another file of the run
-    writes (an import, a call, a string), with those files: callers this file's analysis
-    does not see."""
+    writes (an import, a call, a string), with the files that write it: callers this file's
+    analysis does not see. The set is the same object for every file that defines the name,
+    and holds the file itself if it writes the name too (a reader leaves it out): one set per
+    file would grow with the square of the run (`main`, written by every script, is defined
+    by every script)."""
     if len(files) < 2:
         return {}
     defined = {path: top_level_names(data) for path, data in files}
@@ -287,11 +292,12 @@ def named_in_other_files(files: list[tuple[str, bytes]]) -> dict[str, dict[str, 
     for path, data in files:
         for word in set(WORD.findall(data)) & wanted:
             seen_in.setdefault(word, set()).add(path)
+    shared = {name: frozenset(paths) for name, paths in seen_in.items()}
     found = {
         path: {
-            n.decode("ascii", "replace"): frozenset(seen_in[n] - {path})
+            n.decode("ascii", "replace"): shared[n]
             for n in names
-            if seen_in.get(n, set()) - {path}
+            if n in shared and (len(shared[n]) > 1 or path not in shared[n])
         }
         for path, names in defined.items()
     }

@@ -175,7 +175,7 @@ def moves_items_for(tree: Tree, program: Program, cls: ClassInfo) -> str:
     device, when that file's loaders may take the transfers over (DEV006 across files): every
     transfer can go (nothing transforms the moved tensor), none is in `__init__`, and no loader
     of this file reads the class. Only one such file, so that its loops alone decide."""
-    users = program.named_by.get(cls.node.name.value, frozenset())
+    users = program.named_by.get(cls.node.name.value, frozenset()) - {program.path}
     if len(users) != 1 or program.data.parent.get(id(cls.node)) is not program.module:
         return ""
     transfers = class_transfers(tree, program, cls)
