@@ -64,6 +64,12 @@ def _tree(root, files):
     return [(str(root / name), text) for name, text in files.items()]
 
 
+def _missing(files, count):
+    """The missing imports of the first `count` files, from one scan of the whole run."""
+    facts = ProjectFacts.from_files(files)
+    return [facts.view(path, text).missing_modules for path, text in files[:count]]
+
+
 def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
     files = _tree(
         tmp_path,
@@ -74,9 +80,8 @@ def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
         },
     )
     (tmp_path / "data" / "native.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")  # built, not in the run
-    facts = ProjectFacts.from_files(files)
     # `data.dogs` cannot be imported; an extension module is there; an indented import is guarded
-    assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset({"data.dogs"})
+    assert _missing(files, 1) == [frozenset({"data.dogs"})]
 
 
 def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp_path):
@@ -89,8 +94,7 @@ def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp
             "utils.py": b"",  # `utils` is a module: `utils.x` is not the project's missing package
         },
     )
-    facts = ProjectFacts.from_files(files)
-    assert facts.view(files[0][0], files[0][1]).missing_modules == frozenset()
+    assert _missing(files, 1) == [frozenset()]
 
 
 def test_the_projects_module_imported_under_a_root_it_no_longer_has_is_missing(tmp_path):
@@ -107,8 +111,7 @@ def test_the_projects_module_imported_under_a_root_it_no_longer_has_is_missing(t
             "lib/datasets/coco.py": b"class CocoDataset:\n    pass\n\n\ndef build_loader():\n    pass\n",
         },
     )
-    facts = ProjectFacts.from_files(files)
-    assert [facts.view(path, text).missing_modules for path, text in files[:3]] == [
+    assert _missing(files, 3) == [
         frozenset({"training.datasets.coco"}),
         frozenset(),  # the project's copy defines CocoDataset: an installed `maskrcnn` may mirror it
         frozenset(),  # no project file is `datasets/voc.py`; `mmdet.datasets` names two parts only
@@ -134,8 +137,7 @@ def test_a_name_no_module_of_that_name_writes_is_a_missing_import(tmp_path):
             "other/models.py": b"",
         },
     )
-    facts = ProjectFacts.from_files(files)
-    assert [facts.view(path, text).missing_modules for path, text in files[:4]] == [
+    assert _missing(files, 4) == [
         frozenset({"utils"}),
         frozenset(),
         frozenset(),
@@ -159,9 +161,7 @@ def test_an_import_from_a_git_submodule_the_checkout_lacks_is_missing(tmp_path):
         '[submodule "waveglow"]\n\tpath = waveglow\n\turl = https://github.com/NVIDIA/waveglow.git\n'
         '[submodule "apex"]\n\tpath = apex\n\turl = https://github.com/NVIDIA/apex.git\n'
     )
-    facts = ProjectFacts.from_files(files)
-    assert facts.view(*files[0]).missing_modules == frozenset({"waveglow.denoiser"})
-    assert facts.view(*files[1]).missing_modules == frozenset()
+    assert _missing(files, 2) == [frozenset({"waveglow.denoiser"}), frozenset()]
 
 
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
