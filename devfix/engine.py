@@ -25,6 +25,7 @@ from devfix import parallel, parsing, suppressions
 from devfix.analysis import users
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.facts import FileFacts
+from devfix.analysis.layout import Original
 from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
 from devfix.analysis.project import ProjectFacts
 from devfix.analysis.tree import imports_module
@@ -63,7 +64,7 @@ class Parsed:
 
     source: bytes
     module: cst.Module
-    cpython: bool
+    original: Original | None
 
 
 def process_source(
@@ -390,22 +391,22 @@ def _process(
 ) -> None:
     kept = parsed.get(result.path) if parsed is not None else None
     if kept is not None and kept.source is source:
-        module, cpython = kept.module, kept.cpython
+        module, original = kept.module, kept.original
     else:
         try:
-            module, cpython = parsing.parse(source)
+            module, original = parsing.parse(source)
         except parsing.ParseFailure as failure:
             result.error = str(failure)
             if failure.python_error:
                 project.unparseable.add(result.path)  # neither parser reads it: importing it fails too
             return
         if parsed is not None:
-            parsed[result.path] = Parsed(source, module, cpython)
+            parsed[result.path] = Parsed(source, module, original)
     silenced = suppressions.read(source)
     if silenced.skip_file:
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    _run(module, rules, config, fix, result, project, silenced, incoming, cpython=cpython, uses_only=uses_only)
+    _run(module, rules, config, fix, result, project, silenced, incoming, original=original, uses_only=uses_only)
 
 
 def _run(
@@ -418,11 +419,12 @@ def _run(
     silenced: suppressions.Suppressions,
     incoming: dict[str, dict[str, Value]] | None = None,
     *,
-    cpython: bool = False,
+    original: Original | None = None,
     uses_only: bool = False,
 ) -> None:
     """One analysis, every rule, one application of the fixes (with `fix`, into `result.new`).
-    `cpython`: CPython's parser reads the original, and so must read the fixed file."""
+    `original`: where CPython's parser read the file (which it must then read fixed too), its
+    bytes and statements' lines."""
     facts = FileFacts(
         module,
         device_style=config.device_style,
@@ -435,6 +437,7 @@ def _run(
         incoming=incoming,
         path=result.path,
         view=project.view(result.path, result.old),
+        original=original,
     )
     if project.index is not None and project.index.several:
         if _fails_on_import(facts, project, result):
@@ -458,7 +461,7 @@ def _run(
         default = {rule.code for rule in BY_CODE.values() if rule.enabled_by_default}
         result.suppression_notes = suppressions.audit(silenced, used, BY_CODE.keys(), enabled, default <= enabled)
     declarations = _declarations(ctx, wanted)
-    new_bytes, fixed, dropped = _apply_checked(module, facts, wanted + declarations, cpython)
+    new_bytes, fixed, dropped, spliced = _apply_checked(module, facts, wanted + declarations, original is not None)
     for finding in [*findings, *declarations]:
         if finding in dropped:
             status, hint = (
@@ -496,7 +499,8 @@ def _run(
         if facts.position(node) not in reported
     ]
     if fix and fixed:
-        regenerated = facts.tree.module_bytes()
+        # a spliced file's unedited statements are its own bytes: nothing to reproduce
+        regenerated = result.old if spliced else facts.tree.module_bytes()
         if regenerated != result.old:
             tail = _lost_blank_tail(result.old, regenerated)
             if tail is None:
@@ -619,24 +623,35 @@ def _share_the_module_declaration(
 
 def _apply_checked(
     module: cst.Module, facts: FileFacts, findings: list[Finding], cpython: bool = False
-) -> tuple[bytes, list[Finding], list[Finding]]:
+) -> tuple[bytes, list[Finding], list[Finding], bool]:
     """Apply `findings`; if the result does not parse, drop the fixes that break it alone.
 
-    Returns the new file's bytes (those of the original module when nothing is fixed), the
-    findings fixed, and the findings dropped for producing code that does not parse
-    (reported as internal errors, never written).
+    Returns the new file's bytes (empty when nothing is fixed), the findings fixed, the
+    findings dropped for producing code that does not parse (reported as internal errors,
+    never written), and whether the bytes were spliced into the original text.
     """
     new_module, fixed = _apply(module, facts, findings)
-    code = code_that_parses(new_module, cpython) if fixed else b""
-    if not fixed or code is not None:
-        return code or b"", fixed, []
-    dropped = [f for f in fixed if code_that_parses(_apply(module, facts, [f])[0], cpython) is None]
+    if not fixed:
+        return b"", fixed, [], False
+    code, spliced = _fixed_code(facts, new_module, cpython)
+    if code is not None:
+        return code, fixed, [], spliced
+    dropped = [f for f in fixed if _fixed_code(facts, _apply(module, facts, [f])[0], cpython)[0] is None]
     keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
     new_module, fixed = _apply(module, facts, keep)
-    code = code_that_parses(new_module, cpython) if fixed else b""
+    if not fixed:
+        return b"", fixed, dropped, False
+    code, spliced = _fixed_code(facts, new_module, cpython)
     if code is None:
         raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
-    return code, fixed, dropped
+    return code, fixed, dropped, spliced
+
+
+def _fixed_code(facts: FileFacts, new_module: cst.Module, cpython: bool) -> tuple[bytes | None, bool]:
+    """The fixed module's bytes, None where they do not parse; and whether they were spliced
+    into the original text (only the edited statements generated) rather than generated whole."""
+    text = facts.tree.fixed_text(new_module)
+    return code_that_parses(new_module, cpython, text), text is not None
 
 
 class _Unparseable(Exception):

@@ -12,6 +12,7 @@ import re
 
 import libcst as cst
 
+from devfix.analysis.layout import Original
 from devfix.results import one_line
 
 # LibCST's native parser and its recursive code generator fail badly on absurdly deep or long
@@ -31,10 +32,12 @@ class ParseFailure(Exception):
         self.python_error = python_error
 
 
-def parse(source: bytes) -> tuple[cst.Module, bool]:
-    """The LibCST tree of `source` and whether CPython parsed it too (the fixed file is then
-    checked with CPython's parser, a tenth of LibCST's cost); raises ParseFailure."""
-    problem, python_error, cpython = _precheck(source)
+def parse(source: bytes) -> tuple[cst.Module, Original | None]:
+    """The LibCST tree of `source`, and where CPython parsed it too, the first line of each
+    top-level statement by CPython (positions and fixed files then come from the text, and the
+    fixed file is checked with CPython's parser, a tenth of LibCST's cost); raises ParseFailure."""
+    problem, python_error, first_lines = _precheck(source)
+    cpython = first_lines is not None
     if problem:
         raise ParseFailure(problem, python_error=False)
     try:
@@ -44,12 +47,12 @@ def parse(source: bytes) -> tuple[cst.Module, bool]:
         if cpython:
             message += f" ({_only_libcst_fails(source)})"
         raise ParseFailure(message, python_error=python_error is not None) from None
-    return module, cpython
+    return module, Original(source, first_lines) if first_lines is not None else None
 
 
-def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
+def _precheck(source: bytes) -> tuple[str | None, str | None, tuple[int, ...] | None]:
     """CPython's own parser as a cheap guard: (reason to skip the file, CPython's syntax error,
-    whether CPython parsed it).
+    the first line of each top-level statement where CPython parsed it).
 
     CPython bounds nesting itself and fails cleanly where LibCST may crash the process, so
     its verdict on depth is taken first. A plain syntax error is not final — LibCST also
@@ -60,15 +63,21 @@ def _precheck(source: bytes) -> tuple[str | None, str | None, bool]:
     except SyntaxError as error:
         message = f"{error.msg} (line {error.lineno})" if error.lineno else str(error.msg)
         if "too many nested" in str(error.msg) or "too many levels" in str(error.msg):
-            return f"cannot parse: {message}", None, False
-        return None, message, False
+            return f"cannot parse: {message}", None, None
+        return None, message, None
     except (RecursionError, MemoryError):
-        return TOO_DEEP, None, False
+        return TOO_DEEP, None, None
     except Exception:  # noqa: BLE001 - e.g. ValueError for NUL bytes: let LibCST report it
-        return None, None, False
+        return None, None, None
     if _depth(tree) > MAX_NESTING:
-        return TOO_DEEP, None, False
-    return None, None, True
+        return TOO_DEEP, None, None
+    return None, None, tuple(_first_line(statement) for statement in tree.body)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """Where a top-level statement begins: its first decorator's line, else its own."""
+    decorators = getattr(statement, "decorator_list", None)
+    return min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
 
 
 # Nodes that never hold a deeper subtree: not worth a stack entry.
@@ -123,13 +132,14 @@ def _only_libcst_fails(source: bytes) -> str:
     return "Python reads it, but LibCST's parser does not; left unchanged"
 
 
-def code_that_parses(module: cst.Module, cpython: bool) -> bytes | None:
-    """The module's bytes, or None if they do not parse (generated once, checked and kept).
+def code_that_parses(module: cst.Module, cpython: bool, text: str | None = None) -> bytes | None:
+    """The module's bytes (`text` where the caller has the module's code already), or None if
+    they do not parse (generated once, checked and kept).
 
     A file the running Python parsed is checked with CPython's parser, a tenth of LibCST's
     cost (and what matters: the fixed program must run); a file with syntax newer than the
     running Python, with LibCST's."""
-    code = module.bytes
+    code = module.bytes if text is None else text.encode(module.encoding)
     try:
         if cpython:
             ast.parse(code)

@@ -24,6 +24,7 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.datasets import LoaderPlan, Transfer, class_transfers, plan_loaders, settle
 from devfix.analysis.devices import Devices
 from devfix.analysis.discards import unneeded_discards
+from devfix.analysis.layout import Original
 from devfix.analysis.linking import ClassSummary, Linker, LoaderVerdict, ModuleSummary, exported
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
@@ -50,6 +51,7 @@ class FileFacts:
         incoming: dict[str, dict[str, Value]] | None = None,
         path: str = "",
         view: ProjectView | None = None,
+        original: Original | None = None,
     ) -> None:
         self.module = module
         self.view = view or ProjectView()
@@ -58,7 +60,7 @@ class FileFacts:
         self.path = path
         self.gpus_chosen_elsewhere = gpus_chosen_elsewhere
         self.gpu_choice_functions = gpu_choice_functions
-        self.tree = Tree(module)
+        self.tree = Tree(module, original=original)
         self.device_style = device_style
         self.dataset_placement = dataset_placement
         self.allow_device_declarations = allow_device_declarations

@@ -8,17 +8,13 @@ something to report.
 from __future__ import annotations
 
 import builtins
-import re
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from devfix.analysis.cells import CELL_MARK
 from devfix.analysis.collect import Collected, collect
+from devfix.analysis.layout import Layout, Original
 from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
 
 
@@ -206,10 +202,11 @@ def _unbound(name: str, order: int, bindings: Mapping[str, Sequence[Binding]], d
 
 
 class Tree:
-    def __init__(self, module: cst.Module, data: Collected | None = None) -> None:
+    def __init__(self, module: cst.Module, data: Collected | None = None, original: Original | None = None) -> None:
         self.module = module
         self.data = data if data is not None else collect(module)
-        self._positions: _Starts | None = None
+        self._layout = Layout(module, original)
+        self._positions: dict[int, tuple[int, int]] = {}
 
     # -- ancestry ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -319,79 +316,21 @@ class Tree:
 
     # -- positions (only for what is reported) ---------------------------------------------------
     def module_bytes(self) -> bytes:
-        """`self.module.bytes`, from the code generation the positions already made."""
-        if self._positions is None:
-            self._positions = _starts(self.module)
-        return self._positions.text.encode(self.module.encoding)
+        """`self.module.bytes` (the check that LibCST reproduces the file before it is written)."""
+        return self._layout.whole_text().encode(self.module.encoding)
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based line and column of `node` in this (original) module: where LibCST's
-        PositionProvider starts it (see `_Starts`)."""
-        if self._positions is None:
-            self._positions = _starts(self.module)
-        starts = self._positions
-        found = starts.offsets.get(id(node))
+        PositionProvider starts it (see `layout.py`)."""
+        found = self._positions.get(id(node))
         if found is None:
-            for ancestor in self.ancestors(node):
-                found = starts.offsets.get(id(ancestor))
-                if found is not None:
-                    break
-        if found is None:
-            return (1, 1)
-        line = bisect_right(starts.line_ends, found)  # the newlines before the node
-        column = found - starts.line_ends[line - 1] if line else found
-        return (line + 1, column + 1)
+            found = self._positions[id(node)] = self._layout.position(node, list(self.ancestors(node)))
+        return found
 
-
-_NEWLINE = re.compile(r"\r\n?|\n")  # what LibCST's PositionProvider counts as a line break
-
-
-@dataclass
-class _Starts(CodegenState):
-    """A code generation that records where each node starts, as a character offset, by the
-    rules of LibCST's PositionProvider (the syntactic start where the node reports one, else
-    where its code starts), at a fraction of its cost: the provider builds two position
-    objects per node and splits every token on newlines, which costs twice the parse."""
-
-    text: str = ""  # the module's code, as `Module.code` generates it
-    offset: int = 0
-    offsets: dict[int, int] = field(default_factory=dict)  # id(node) -> start offset
-    line_ends: list[int] = field(default_factory=list)  # offset just after each newline
-    _stack: list[int] = field(default_factory=list)
-
-    def add_indent_tokens(self) -> None:
-        self.tokens.extend(self.indent_tokens)
-        for token in self.indent_tokens:
-            self.offset += len(token)
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self.offset += len(value)
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append(self.offset)
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack.pop()
-        self.offsets.setdefault(id(node), start)  # a syntactic start, recorded first, wins
-
-    @contextmanager
-    def record_syntactic_position(
-        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
-    ) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            self.offsets[id(node)] = self.offsets[id(start_node)] if start_node is not None else start
-
-
-def _starts(module: cst.Module) -> _Starts:
-    state = _Starts(default_indent=module.default_indent, default_newline=module.default_newline)
-    module._codegen(state)
-    state.text = "".join(state.tokens)
-    state.line_ends = [match.end() for match in _NEWLINE.finditer(state.text)]
-    return state
+    def fixed_text(self, new: cst.Module) -> str | None:
+        """The code of `new`, made from this module by edits, from the original text where
+        possible (see `layout.py`); None where it must be generated whole."""
+        return self._layout.fixed_text(new)
 
 
 def cuda_index(call: cst.Call) -> cst.Arg | None:
