@@ -28,9 +28,13 @@ _COMPILED_EXTENSION = re.compile(
 )
 # `ffi = create_extension('_ext.dcn_v2', ...)` of the legacy `torch.utils.ffi`, in a build
 # script that refuses to run without CUDA (`if torch.cuda.is_available(): ... else: raise`,
-# DCNv2's `build.py`): the module exists only where a GPU built it. A script that builds a CPU
+# DCNv2's `build.py`) or asks for it unconditionally (`with_cuda=True`): the module exists
+# only where a GPU built it. A script that builds a CPU
 # version when there is no GPU (faster-rcnn's `with_cuda = False` fallback) is not one.
 _FFI_EXTENSION = re.compile(rb"\bcreate_extension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+# `create_extension('_ext.pointnet2', ..., with_cuda=True)`: CUDA asked for unconditionally
+# (Relation-Shape-CNN's `build_ffi.py`, which links kernels a CMake build compiled from `.cu`).
+_FFI_WITH_CUDA = re.compile(rb"[(,]\s*with_cuda\s*=\s*True\b")  # the keyword, not `with_cuda = True`
 _REFUSES_WITHOUT_CUDA = re.compile(
     rb"^(?:if[ \t]+not[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n[ \t]+raise\b"
     rb"|if[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n(?:(?:[ \t]+[^\n]*)?\n)*else[ \t]*:[ \t]*\n[ \t]+raise\b)",
@@ -122,7 +126,7 @@ def _cuda_extensions_built(data: bytes) -> set[bytes]:
     if b"Extension(" in data and (b".cu" in data or b"CUDAExtension" in data):
         names = {name for name, sources in _COMPILED_EXTENSION.findall(data) if re.search(rb"\.cu['\"]", sources)}
         names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
-    if b"create_extension(" in data and _REFUSES_WITHOUT_CUDA.search(data):
+    if b"create_extension(" in data and (_REFUSES_WITHOUT_CUDA.search(data) or _FFI_WITH_CUDA.search(data)):
         names.update(_FFI_EXTENSION.findall(data))
     return names
 

@@ -463,7 +463,8 @@ def _provides(folder: str, parts: list[str]) -> bool:
     return True
 
 
-_PATH_JOIN = re.compile(rb"\bjoin\(\s*([^'\"(),]+(?:\([^()]*\))?)\s*((?:,\s*['\"][\w.\-]+['\"]\s*)+)\)")
+# `join(BASE_DIR, '..', 'lib')`, `join(BASE_DIR, "../utils")` (Relation-Shape-CNN's models)
+_PATH_JOIN = re.compile(rb"\bjoin\(\s*([^'\"(),]+(?:\([^()]*\))?)\s*((?:,\s*['\"][\w./\-]+['\"]\s*)+)\)")
 
 
 _PATH_LITERAL = re.compile(rb"sys\.path\.(?:append|insert)\((?:\s*0\s*,)?\s*['\"]([\w./\-]+)['\"]\s*\)")
