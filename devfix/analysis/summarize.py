@@ -47,7 +47,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
             _keeps(program, info),
             program.device_params(info),
             program.cuda_defaults(info),
-            needs_gpu_when_called(tree, program, ref),
+            _needs_gpu(tree, program, ref),
             switch=switch.name.value if switch is not None else "",
             switch_default=switch is not None
             and isinstance(switch.default, cst.Name)
@@ -218,10 +218,18 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
             relative,
             program.device_params(info),
             program.cuda_defaults(info),
-            needs_gpu_when_called(tree, program, node),
+            _needs_gpu(tree, program, node),
         )
     for base in cls.bases:
         _collect_methods(tree, program, base, methods)
+
+
+def _needs_gpu(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+    """A function of this file asks for a GPU whenever it is called, or the file itself cannot
+    be imported without one (it imports a CUDA extension): an importer that calls it, even one
+    that imports it inside a function (point-transformer's `test.py` picks its model class in
+    `main`), runs only on a GPU machine."""
+    return program.imports_cuda_extension or needs_gpu_when_called(tree, program, function)
 
 
 def _attribute(value: Value) -> Value:
