@@ -73,6 +73,8 @@ class Plan:
                             self.host_uses.setdefault(origin_key(origin), []).append(meeting)
                 continue
             for origin in _origins_at(meeting, Place.CPU):
+                if origin.kind == "construct" and _moved_by_the_next_statement(self.tree, origin.node):
+                    continue  # the program places the module itself, one line later
                 key = origin_key(origin)
                 origins.setdefault(key, origin)
                 index.setdefault(key, []).append(meeting)
@@ -233,6 +235,36 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
         ):
             return False  # `return outputs`, `return outputs[:, 1:], hidden`
     return True
+
+
+def _moved_by_the_next_statement(tree: Tree, built: cst.CSTNode) -> bool:
+    """`model.fc = nn.Linear(...)` then `model.fc = model.fc.cuda()` (a fine-tuning script's
+    new head), or `self.embed = nn.Embedding(...)` then `self.embed.to(old.weight.device)`: the
+    module built is moved, in place, by the statement after the one that assigns it, to where
+    the program chose; wherever the flow meets it later, the program has placed it."""
+    statement = tree.statement_of(built)
+    assigned = _only_small(statement)
+    if not (isinstance(assigned, cst.Assign) and assigned.value is built and len(assigned.targets) == 1):
+        return False
+    target = assigned.targets[0].target
+    block = list(tree.block_of(statement))  # type: ignore[arg-type]  # a statement line here
+    following = block.index(statement) + 1 if statement in block else len(block)
+    move = _only_small(block[following]) if following < len(block) else None
+    if isinstance(move, cst.Assign) and len(move.targets) == 1 and move.targets[0].target.deep_equals(target):
+        call: cst.BaseExpression = move.value
+    elif isinstance(move, cst.Expr):
+        call = move.value
+    else:
+        return False
+    func = call.func if isinstance(call, cst.Call) else None
+    return isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and func.value.deep_equals(target)
+
+
+def _only_small(statement: cst.CSTNode | None) -> cst.BaseSmallStatement | None:
+    """The one small statement of a statement line (`x = y`), else None."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
 
 
 def _followers(meeting: Meeting, moved: OriginKey) -> list[Origin]:
