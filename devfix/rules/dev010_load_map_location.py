@@ -91,9 +91,10 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         source = facts.code(call.args[0].value, 40)
         message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         moved_after = _moved_after(facts, call)
+        kept_on_cpu = _feeds_a_cpu_constructor(facts, call)
         # a whole model the program moves itself afterwards (`if opt.cuda: model.cuda()`) loads
         # on the CPU: loading it onto a device would override that choice
-        choice = None if moved_after else facts.devices.in_reach_or_planned(call)
+        choice = None if moved_after or kept_on_cpu else facts.devices.in_reach_or_planned(call)
         code = choice.code if choice is not None else None
         whole = moved_after and not _feeds_load_state_dict(facts, call)
         if whole and facts.view.plain_gpu_tensors:
@@ -102,7 +103,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return self.finding(
                 call, message, hint="pass `map_location=` the device the program moves the model to afterwards"
             )
-        if code is None and (_feeds_load_state_dict(facts, call) or moved_after):
+        if code is None and (_feeds_load_state_dict(facts, call) or moved_after or kept_on_cpu):
             code = facts.quote("cpu")
         if code is None:
             return self.finding(call, message, hint='pass `map_location=` (the device the program uses, or "cpu")')
@@ -449,6 +450,16 @@ def _reads_an_item(facts: FileFacts, name: cst.Name) -> bool:
 
 def _is_module(value: Value | None) -> bool:
     return value is not None and value.kind is Kind.MODULE
+
+
+def _feeds_a_cpu_constructor(facts: FileFacts, call: cst.Call) -> bool:
+    """`torch.FloatTensor(torch.load(path))` (WaveGrad's noise schedules): the legacy
+    constructor takes CPU data only, so the load must land on the CPU on every machine;
+    `map_location=device` would hand it a CUDA tensor on a GPU machine (TypeError)."""
+    tree = facts.tree
+    parent = tree.parent(call)
+    outer = tree.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
+    return isinstance(outer, cst.Call) and tree.qualname(outer.func) in api.CPU_TENSOR_TYPES
 
 
 def _feeds_load_state_dict(facts: FileFacts, call: cst.Call) -> bool:
