@@ -154,11 +154,12 @@ ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tq
 # Parameter names that say "this is a data loader" (spec DEV004), for helpers nothing calls.
 LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:_[a-z_]+)?$|^[a-z]+_?(?:loader|dl)$")
 
-# Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`): a condition on
-# one whose value the flow cannot follow is the user's choice of device (spec DEV002).
+# Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`, S3Rec's
+# `args.cuda_condition`): a condition on one whose value the flow cannot follow is the
+# user's choice of device (spec DEV002).
 CUDA_FLAG_NAME = re.compile(
     r"^(?:use_?|on_?|with_?|enable_?|is_?|has_?)?(?:cuda|gpu|gpus|ngpus?|n_gpus?|num_gpus?|gpu_ids?|gpu_list|gpu_ranks|device_ids)"
-    r"(?:_?(?:flag|enabled|available|mode))?$|^[a-z_]*_(?:cuda|gpus?)$",
+    r"(?:_?(?:flag|enabled|available|mode|condition))?$|^[a-z_]*_(?:cuda|gpus?)$",
     re.IGNORECASE,  # a configuration's `cfg.CUDA`, `opt.USE_GPU`
 )
 
