@@ -84,6 +84,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # the file's own save of that path writes CPU tensors: they load anywhere
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
+        if _mapped_in_the_other_branch(facts, call):
+            return None  # `if device == cpu: torch.load(f, map_location="cpu") else: torch.load(f)`
         if _read_only_for_items(facts, call):
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
         if _converted_to_numpy(facts, call):
@@ -353,24 +355,33 @@ def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
 def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     """`data = torch.load(args.data)`, and every later use of `data` in its scope reads an
     item for a setting or a data pipeline (`args.max_len = data["max_len"]`,
-    `DataLoader(data["train"]["src"], ...)`, `data.get("dict")`): a file of lists and
-    dictionaries, a processed corpus (torch-light's `corpus.py` writes one with `torch.save`).
-    Nothing shows a tensor in it, let alone a GPU one: no evidence of a bug (a checkpoint
-    feeds `load_state_dict`, is moved, called or handed on whole)."""
+    `DataLoader(data["train"]["src"], ...)`, `data.get("dict")`, `X, Y = data["X"], data["Y"]`
+    then `TensorDataset(X[idx], Y[idx])`): a file of lists and dictionaries, a processed
+    corpus or dataset (torch-light's `corpus.py` writes one with `torch.save`; ogb's
+    fingerprint example, 8 GB that a loader batches on the host). Nothing shows a tensor in
+    it, let alone a GPU one: no evidence of a bug (a checkpoint feeds `load_state_dict`, is
+    moved, called or handed on whole), and loading a dataset onto the GPU would break its
+    loader (worker processes, pinned memory)."""
     name = _target_name(facts, call)
     if name is None:
         return False
+    reads = _reads_after(facts, call, name)
+    return bool(reads) and all(_reads_an_item(facts, node) or _item_feeds_datasets(facts, node) for node in reads)
+
+
+def _reads_after(facts: FileFacts, binding: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The reads of `name` in the scope of `binding` after it, up to the name's next binding
+    (`for data, label in loader:` further down), not counting one in the other branch of an
+    `if` (`else: network_data = None`)."""
     tree = facts.tree
-    scope = tree.function_scope_of(call)
-    start = tree.order(call)
-    # up to the name's next binding in the scope (`for data, label in loader:` further down),
-    # not counting one in the other branch of an `if` (`else: network_data = None`)
+    scope = tree.function_scope_of(binding)
+    start = tree.order(binding)
     end = min(
-        (b.order for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, call, b.node)),
+        (b.order for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)),
         default=None,
     )
     owner = scope.node if scope.kind != "module" else tree.module
-    reads = [
+    return [
         node
         for node in read_names(owner, deferred=True)
         if node.value == name
@@ -378,7 +389,47 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
         and (end is None or tree.order(node) < end)
         and not _bound_elsewhere(tree, node, scope, name)
     ]
-    return bool(reads) and all(_reads_an_item(facts, node) for node in reads)
+
+
+def _item_feeds_datasets(facts: FileFacts, name: cst.Name) -> bool:
+    """`X = data["X"]` (or `X, Y = data["X"], data["Y"]`), and `X` is read only inside the
+    arguments of `TensorDataset(...)` (`TensorDataset(X[split["train"]], Y[split["train"]])`)."""
+    tree = facts.tree
+    item = tree.parent(name)
+    if not (isinstance(item, cst.Subscript) and item.value is name):
+        return False
+    target = _bound_to(tree, item)
+    if target is None:
+        return False
+    reads = _reads_after(facts, item, target.value)
+    return bool(reads) and all(_inside_a_tensor_dataset(tree, read) for read in reads)
+
+
+def _bound_to(tree: Tree, value: cst.CSTNode) -> cst.Name | None:
+    """The name `value` is assigned to: `X = value`, or its place in `X, Y = value, other`."""
+    holder = tree.parent(value)
+    if isinstance(holder, cst.Element):
+        values = tree.parent(holder)
+        assign = tree.parent(values) if values is not None else None
+        if isinstance(values, cst.Tuple) and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+            targets = assign.targets[0].target
+            if isinstance(targets, cst.Tuple) and len(targets.elements) == len(values.elements):
+                index = next(i for i, element in enumerate(values.elements) if element is holder)
+                target = targets.elements[index].value
+                return target if isinstance(target, cst.Name) else None
+        return None
+    if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+        return holder.targets[0].target
+    return None
+
+
+def _inside_a_tensor_dataset(tree: Tree, node: cst.CSTNode) -> bool:
+    for ancestor in tree.ancestors(node):
+        if isinstance(ancestor, cst.Call) and tree.qualname(ancestor.func) in api.TENSOR_DATASETS:
+            return True
+        if isinstance(ancestor, cst.BaseStatement):
+            return False
+    return False
 
 
 def _converted_to_numpy(facts: FileFacts, call: cst.Call) -> bool:
@@ -397,6 +448,39 @@ def _converted_to_numpy(facts: FileFacts, call: cst.Call) -> bool:
         if attribute.attr.value not in api.SAME_PLACE_METHODS:
             return False
         node = method
+
+
+def _mapped_in_the_other_branch(facts: FileFacts, call: cst.Call) -> bool:
+    """The load sits in one branch of an `if` whose other branch loads onto the CPU
+    (latent_ode's datasets: `if device == torch.device("cpu"): torch.load(f, map_location="cpu")`
+    `else: torch.load(f)`): the author chose per machine where the file loads. An other branch
+    that maps to a GPU (`map_location='cuda:{}'.format(args.gpu)`, the ImageNet example's
+    resume) says nothing of the CPU-only machine."""
+    tree = facts.tree
+    child: cst.CSTNode = call
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            other = ancestor.orelse if child is ancestor.body else ancestor.body
+            return other is not None and any(
+                _maps_to_the_cpu(facts, load) and tree.is_inside(load, other)
+                for load in tree.data.calls
+                if tree.qualname(load.func) == "torch.load"
+            )
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        child = ancestor
+    return False
+
+
+def _maps_to_the_cpu(facts: FileFacts, load: cst.Call) -> bool:
+    """`torch.load(f, map_location="cpu")`, `map_location=torch.device("cpu")`."""
+    found = keyword(load, "map_location")
+    if found is None:
+        return False
+    if isinstance(found.value, cst.SimpleString):
+        return found.value.evaluated_value == "cpu"
+    value = facts.value(found.value)
+    return value is not None and value.kind is Kind.DEVICE and value.place is Place.CPU
 
 
 def _other_branch(tree: Tree, call: cst.CSTNode, other: cst.CSTNode) -> bool:
