@@ -336,6 +336,24 @@ def test_a_move_taken_out_of_one_cell_and_made_in_another_keeps_the_cells_apart(
     assert cells[3].startswith("# now train\nfor i in range(2):")
 
 
+def test_cells_after_a_runtime_restart_are_left_alone():
+    """ParallelWaveGAN's conversion notebook runs `os._exit(00)` to restart its runtime; the
+    cells after it run in a new session, without the names bound before it. A `device`
+    declared in the first cell (after its imports) would be a NameError there: devfix leaves
+    the cells after the restart alone."""
+    sources = [
+        "import os\nimport torch\nfrom torch import nn",
+        "model = nn.Linear(4, 2)\nprint(model(torch.randn(3, 4)))",
+        "# To enable eager mode, restart the runtime\nos._exit(00)",
+        "import torch\nfrom torch import nn\nnet = nn.Linear(80, 2).to('cuda').eval()\n"
+        "mel = torch.randn(1, 80).to('cuda')\nprint(net(mel))",
+    ]
+    text = _notebook(sources, indent=1) + "\n"
+    (result,) = process_project([FileResult("nb.ipynb", text.encode(), text.encode())], Config(), fix=True)
+    assert result.error is None and result.diagnostics == []
+    assert result.new in (b"", text.encode())
+
+
 def test_positions_map_to_cells():
     notebook = notebooks.read((_notebook(["import torch", "\nx = 1\ny = 2"], indent=1) + "\n").encode())
     line = notebook.program.splitlines().index("y = 2") + 1

@@ -29,7 +29,7 @@ from devfix.analysis.linking import ClassSummary, Linker, LoaderVerdict, ModuleS
 from devfix.analysis.plan import Plan
 from devfix.analysis.program import Program
 from devfix.analysis.project import ProjectView
-from devfix.analysis.reach import never_runs
+from devfix.analysis.reach import after_an_exit, never_runs
 from devfix.analysis.summarize import moves_items_for as summarize_moves_items_for
 from devfix.analysis.summarize import summarize
 from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, imports_torch
@@ -225,9 +225,9 @@ class FileFacts:
 
     def in_dead_code(self, node: cst.CSTNode) -> bool:
         """`node` lies in a function or method nothing in the run calls (a notebook's class that
-        no cell builds, a script's function no file names): a bug there crashes nobody, and an
-        edit there fixes nothing anyone runs."""
-        return any(
+        no cell builds, a script's function no file names), or after the module's own exit: a
+        bug there crashes nobody, and an edit there fixes nothing anyone runs."""
+        return after_an_exit(self.tree, self.program, node) or any(
             isinstance(ancestor, cst.FunctionDef) and never_runs(self.tree, self.program, ancestor)
             for ancestor in self.tree.ancestors(node)
         )

@@ -582,8 +582,45 @@ def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
 
 
 EXITS = frozenset(
-    {"pytest.skip", "pytest.exit", "pytest.fail", "sys.exit", "exit", "quit", "builtins.exit", "builtins.quit"}
+    {
+        "pytest.skip",
+        "pytest.exit",
+        "pytest.fail",
+        "sys.exit",
+        "exit",
+        "quit",
+        "builtins.exit",
+        "builtins.quit",
+        "os._exit",
+    }
 )
+
+
+def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
+    """`node` follows, at the module's top, a statement that ends the process on every machine
+    (`sys.exit()`; `os._exit(00)`, which a notebook runs to restart its runtime): in a script
+    nothing after it runs, and in a notebook the cells after it run in a new session, without
+    the names bound before it, which devfix's one program of the notebook does not model
+    (ParallelWaveGAN's conversion notebook). An edit there is not one devfix can stand behind."""
+    top = _top_statement(tree, node)
+    if top is None:
+        return False
+    first = _FIRST_EXIT.get(program)
+    if first is None:
+        body = tree.module.body
+        first = _FIRST_EXIT[program] = next(
+            (
+                index
+                for index, statement in enumerate(body)
+                if isinstance(statement, cst.SimpleStatementLine) and any(_exits(program, s) for s in statement.body)
+            ),
+            len(body),
+        )
+    body = tree.module.body
+    return first < len(body) and any(statement is top for statement in body[first + 1 :])
+
+
+_FIRST_EXIT: weakref.WeakKeyDictionary[Program, int] = weakref.WeakKeyDictionary()
 
 
 _EXITS: weakref.WeakKeyDictionary[Program, dict[int, tuple[dict[int, int], int]]] = weakref.WeakKeyDictionary()
