@@ -468,7 +468,8 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
         return Value(Kind.TENSOR, place, origins, grad=not frame.no_grad)
     requires = program.host_parameters(module, args)
     program.note_linked_forward(module, args)
-    operands = [(n, v) for n, v in tensors if id(n) not in requires]
+    lengths = _lengths(args)
+    operands = [(n, v) for n, v in tensors if id(n) not in requires and id(n) not in lengths]
     if operands or not module.neutral:
         program.meet(node, "call", operands, module=module)
     for n, v in tensors:
@@ -537,6 +538,19 @@ def _cuda_type_in(value: Value) -> bool:
     if value.kind is Kind.DEVICE:
         return value.tensor_type and value.place is Place.DEVICE
     return any(_cuda_type_in(item) for item in value.items or ())
+
+
+def _lengths(args: Args) -> set[int]:
+    """The sequence lengths handed to a model (`model(inputs, input_lengths)`,
+    `encoder(src, lengths=src_lens)`): kept on the CPU by design, since `pack_padded_sequence`
+    takes its lengths only there and CTC losses take them there too (every such finding in
+    the evaluation was a false positive: kospeech's tests, NCRF++'s char lengths)."""
+    found = set()
+    for arg, _ in args:
+        name = arg.keyword.value if arg.keyword is not None else getattr(arg.value, "value", None)
+        if isinstance(arg.value, cst.Name) and isinstance(name, str) and api.LENGTHS_NAME.match(name):
+            found.add(id(arg.value))
+    return found
 
 
 def _call_tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:

@@ -152,6 +152,9 @@ ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tq
                                 "tqdm.autonotebook.tqdm", "fastprogress.progress_bar", "fastprogress.fastprogress.progress_bar"})
 
 # Parameter names that say "this is a data loader" (spec DEV004), for helpers nothing calls.
+# Names of the sequence lengths a model takes beside its inputs (`input_lengths`, `src_lens`):
+# kept on the CPU by design (`pack_padded_sequence` wants them there, CTC takes them there).
+LENGTHS_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:lengths?|lens)$", re.IGNORECASE)
 LOADER_NAME = re.compile(r"^(?:[a-z_]*_)?(?:loader|dataloader|data_loader|dl)(?:_[a-z_]+)?$|^[a-z]+_?(?:loader|dl)$")
 
 # Names of flags that say "use the GPU" (`use_cuda`, `args.gpu`, `self.on_gpu`, S3Rec's
