@@ -103,7 +103,12 @@ def class_transfers(tree: Tree, program: Program, klass: ClassInfo) -> list[Tran
             continue
         where = "__init__" if name == "__init__" else "__getitem__"
         for call in tree.data.calls:
-            if tree.is_inside(call, method) and _is_move(call) and tree.enclosing(call, cst.FunctionDef) is method:
+            if (
+                tree.is_inside(call, method)
+                and _is_move(call)
+                and not _dtype_only(program, call)
+                and tree.enclosing(call, cst.FunctionDef) is method
+            ):
                 found.append(Transfer(call, where, klass, _certainty(tree, call, where)))
     return found
 
@@ -115,6 +120,18 @@ def _is_move(call: cst.Call) -> bool:
     if func.attr.value == "cuda":
         return True
     return bool(call.args)
+
+
+def _dtype_only(program: Program, call: cst.Call) -> bool:
+    """`.to(torch.float)`, `.to(dtype=torch.long)`: a change of type, no transfer (as calls.move
+    reads it: ogb's `MyDataset` converts its features in `__init__`)."""
+    if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
+        return False
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if not positional:
+        return not isinstance(call.func, cst.Attribute) or call.func.attr.value != "cuda"
+    value = program.values.get(id(positional[0].value))
+    return value is not None and value.qual is not None and api.is_dtype(value.qual)
 
 
 def _tensor_argument(tree: Tree, program: Program, value: cst.BaseExpression, dataset: cst.Call) -> Transfer | None:
