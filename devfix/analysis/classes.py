@@ -554,10 +554,13 @@ class ClassFlow(FlowState):
                 self._note_held_modules(self.functions[id(init)], args)
                 if not cls.settled and self.functions[id(init)].klass is cls:
                     self.settle_constructor(self.functions[id(init)])
+            neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
             if cls.framework or cls.places_itself or cls.moves_inputs:
                 arguments.escape_all(frame, args)
-                return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
-            neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
+                # a class that only places a plain tensor itself (face-parsing's `OhemCELoss`
+                # and its threshold) still owns nothing `.cuda()` would copy
+                stateless = neutral and not (cls.framework or cls.moves_inputs)
+                return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node, neutral=stateless)
             place, origins = _held_slot(frame, cls, args)
             return self.construct(
                 frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
