@@ -152,6 +152,9 @@ ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tq
                                 "tqdm.autonotebook.tqdm", "fastprogress.progress_bar", "fastprogress.fastprogress.progress_bar"})
 
 # Parameter names that say "this is a data loader" (spec DEV004), for helpers nothing calls.
+# Loaders of the legacy Lua port (PyTorch < 1.0): what they return is a `torch.legacy.nn`
+# object with its own `.cuda()` and no `.to()` (pixel2style2pixel's sketch script).
+LEGACY_LUA_LOADERS = frozenset({"torch.utils.serialization.load_lua"})
 # Names of the sequence lengths a model takes beside its inputs (`input_lengths`, `src_lens`):
 # kept on the CPU by design (`pack_padded_sequence` wants them there, CTC takes them there).
 LENGTHS_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:lengths?|lens)$", re.IGNORECASE)

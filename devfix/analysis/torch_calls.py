@@ -164,6 +164,8 @@ def other_torch(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
 def torch_result(frame: Frame, node: cst.Call, qual: str, name: str, args: Args) -> Value:
     if qual.startswith("torch.nn.utils.rnn.") and name == "pack_padded_sequence":
         return functional(frame, node, name, args)
+    if qual in api.LEGACY_LUA_LOADERS:
+        return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)  # its `.cuda()` is its own: no `.to()` to write
     if qual.startswith(("torch.nn.utils.", "torch.nn.init.")) or (
         qual.startswith("torch.utils.") and "data" not in qual
     ):
