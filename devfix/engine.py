@@ -431,7 +431,7 @@ def _run(
         dataset_placement=config.dataset_placement,
         allow_device_declarations=declarations_allowed(config),
         assume_discarded_assigned=any(r.code == "DEV011" for r in rules),
-        gpus_chosen_elsewhere=project.chooses_gpus_elsewhere(result.path),
+        gpus_chosen_elsewhere=project.queries_cuda_too_early_at_import(result.path),
         gpu_choice_functions=project.gpu_choice_functions,
         linker=project.linker(result.path),
         incoming=incoming,

@@ -6,6 +6,9 @@ import os
 
 from devfix.analysis.imports import ProjectIndex
 from devfix.analysis.project import ProjectFacts
+from devfix.config import Config
+from devfix.results import FileResult
+from devfix.runner import process_project
 
 ROOT = os.path.abspath("proj")
 FILES = {
@@ -489,3 +492,33 @@ def test_an_unimported_file_of_a_folder_others_import_from_is_a_users_pick(tmp_p
     sources["models/feature_test.py"] = b"class FeatureExtractionTest(object):\n    def run(self): pass\n"
     facts = ProjectFacts.from_files(_tree(tmp_path, sources))
     assert facts.unreferenced[str(tmp_path / "models/feature_test.py")] == frozenset({"FeatureExtractionTest.run"})
+
+
+def test_a_program_that_forks_workers_queries_cuda_too_early_at_import(tmp_path):
+    """pixel2style2pixel: `models/mtcnn.py` hard-codes `device = 'cuda:0'` at its top, and a
+    script that imports it forks `multiprocessing` workers that each use a GPU. A declaration
+    there would call `torch.cuda.is_available()` at import, after which a forked child cannot
+    use CUDA: DEV001 reports it without a fix. A program that spawns its workers, or another
+    sub-project, is not concerned."""
+    files = _tree(
+        tmp_path,
+        {
+            "a/mtcnn.py": b"import torch\ndevice = 'cuda:0'\nnet = torch.nn.Linear(2, 2).to(device)\n",
+            "a/calc_parallel.py": b"import multiprocessing as mp\nfrom mtcnn import net\n"
+            b"def work(i): return i\nif __name__ == '__main__':\n    mp.Pool(4).map(work, range(4))\n",
+            "b/train.py": b"import torch.multiprocessing as mp\nimport torch\ndef run(rank): pass\n"
+            b"mp.spawn(run, nprocs=2)\n",
+            "c/other.py": b"import torch\ndevice = 'cuda:0'\nnet = torch.nn.Linear(2, 2).to(device)\n",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert facts.fork_files == {str(tmp_path / "a/calc_parallel.py")}
+    assert facts.queries_cuda_too_early_at_import(str(tmp_path / "a/mtcnn.py"))
+    assert facts.queries_cuda_too_early_at_import(str(tmp_path / "a/calc_parallel.py"))
+    assert not facts.queries_cuda_too_early_at_import(str(tmp_path / "b/train.py"))
+    assert not facts.queries_cuda_too_early_at_import(str(tmp_path / "c/other.py"))
+    results = process_project([FileResult(path, data, data) for path, data in files], Config(), fix=True)
+    by_path = {result.path: result for result in results}
+    (mtcnn,) = by_path[str(tmp_path / "a/mtcnn.py")].diagnostics
+    assert (mtcnn.code, mtcnn.status) == ("DEV001", "no-fix")
+    assert [(d.code, d.status) for d in by_path[str(tmp_path / "c/other.py")].diagnostics] == [("DEV001", "fixed")]

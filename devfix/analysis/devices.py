@@ -408,7 +408,7 @@ class Devices:
             return None
         if scope.function is not None and self._tests_a_gpu_switch_parameter(scope.function):
             return None
-        may_query = self._module_may_query_cuda()
+        may_query = self.module_may_query_cuda()
         if scope.kind == "module" and not may_query:
             return None  # at import time, CUDA would be queried before the program picks its GPUs
         local_torch = "torch" in scope.bindings
@@ -463,7 +463,7 @@ class Devices:
         self.requests[id(scope)] = request
         return request
 
-    def _module_may_query_cuda(self) -> bool:
+    def module_may_query_cuda(self) -> bool:
         """A module-level declaration asks `torch.cuda.is_available()` when the module is
         imported. That is too early where the program picks its GPUs afterwards, through
         CUDA_VISIBLE_DEVICES, in a function of this file or in another file of the run: CUDA

@@ -40,6 +40,33 @@ from devfix.analysis.text import has_notebook, top_level_names
 from devfix.analysis.unused import script_functions, script_paths, unused_class_methods, unused_functions
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
+# `multiprocessing.Pool(...)`, `mp.Process(target=...)` with the default start method (`fork`
+# on Linux), in a file that never asks for `spawn` (`torch.multiprocessing.spawn`,
+# `set_start_method("spawn")`, whose children start afresh).
+_WORKERS = re.compile(rb"\b(?:Pool|Process)\s*\(")
+
+
+def forks_workers(data: bytes) -> bool:
+    """The file starts worker processes with `multiprocessing` by forking (see `_WORKERS`)."""
+    return b"multiprocessing" in data and b"spawn" not in data and _WORKERS.search(data) is not None
+
+
+def forked_after(files: list[tuple[str, bytes]], index: ProjectIndex, forks: set[str]) -> frozenset[str]:
+    """The files that fork workers and every file their imports load, directly or not: the
+    top-level code of each runs in the forking process before its workers are forked. A
+    script that only shares a helper module with them runs in a process of its own."""
+    if not forks:
+        return frozenset()
+    data_of = dict(files)
+    found = set(forks)
+    todo = list(forks)
+    while todo:
+        path = todo.pop()
+        for imported in index.imports(path, data_of[path]):
+            if imported in data_of and imported not in found:
+                found.add(imported)
+                todo.append(imported)
+    return frozenset(found)
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 
 
@@ -123,6 +150,19 @@ class ProjectFacts:
     )  # display path -> its top-level names other files name -> those files
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
+    # display paths of the files that fork worker processes, and of those files with every file
+    # their imports load (`forked_after`)
+    fork_files: frozenset[str] = frozenset()
+    runs_before_a_fork: frozenset[str] = frozenset()
+
+    def queries_cuda_too_early_at_import(self, path: str) -> bool:
+        """A device declared at the top of `path` would ask CUDA whether it is there when the
+        module is imported, which is too early where the program picks its GPUs afterwards
+        (`chooses_gpus_elsewhere`) or forks worker processes afterwards: a child forked after
+        `torch.cuda.is_available()` cannot use CUDA ("Cannot re-initialize CUDA in forked
+        subprocess", checked on an H100; pixel2style2pixel's `mtcnn.py`, imported by a script
+        whose `multiprocessing` workers each use a GPU)."""
+        return path in self.runs_before_a_fork or self.chooses_gpus_elsewhere(path)
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
         """Another file of the program `path` belongs to (the files linked to it by imports,
@@ -141,10 +181,13 @@ class ProjectFacts:
         process (parallel.TextScans)."""
         paths: set[str] = set()
         functions: set[str] = set()
+        forks: set[str] = set()
         for path, data in files:
             if GPU_CHOICE_TEXT in data:
                 paths.add(path)
                 functions |= functions_choosing_gpus(data)
+            if forks_workers(data):
+                forks.add(path)
         index = ProjectIndex([path for path, _ in files])
         index.add_search_paths(files)
         several = len(files) > 1 or has_notebook(files)
@@ -168,6 +211,8 @@ class ProjectFacts:
             builds_cuda_on_import=named.builds_cuda_on_import,
             methods=named.methods,
             plain_gpu_tensors=named.plain_gpu_tensors,
+            fork_files=frozenset(forks),
+            runs_before_a_fork=forked_after(files, index, forks),
         )
 
     def elsewhere(self, path: str) -> frozenset[str]:

@@ -118,6 +118,14 @@ model = nn.Linear(4, 2).to(device)
             return None
         if not self._places(ctx, binding):
             return None  # only compared or used as a key: its CUDA-ness may be the point
+        if facts.tree.scope_of(binding.node).kind == "module" and not facts.devices.module_may_query_cuda():
+            # at import, `torch.cuda.is_available()` would run before the program picks its
+            # GPUs or forks workers that use them (a forked child then cannot use CUDA)
+            return self.finding(
+                binding.node,
+                self._message(binding, cuda),
+                hint="choose the device where the program starts, after it picks its GPUs or forks its workers",
+            )
         torch = facts.devices.torch_name()
         edits: list[Edit] = []
         if facts.devices.torch_alias() is None:
