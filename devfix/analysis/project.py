@@ -67,6 +67,8 @@ def forked_after(files: list[tuple[str, bytes]], index: ProjectIndex, forks: set
                 found.add(imported)
                 todo.append(imported)
     return frozenset(found)
+
+
 _DEF = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 
 
