@@ -359,6 +359,42 @@ def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_c
     assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}
 
 
+def test_a_setup_script_that_refuses_to_build_without_cuda_makes_its_extension_gpu_code():
+    """Deformable-DETR's `models/ops/setup.py` picks `extension = CUDAExtension` where there is
+    a GPU and raises otherwise, then builds through the alias; the op's test imports it."""
+    setup = (
+        b"from torch.utils.cpp_extension import CUDAExtension, CppExtension\n"
+        b"def get_extensions():\n"
+        b"    extension = CppExtension\n"
+        b"    if torch.cuda.is_available() and CUDA_HOME is not None:\n"
+        b"        extension = CUDAExtension\n"
+        b"        sources += source_cuda\n"
+        b"    else:\n"
+        b"        raise NotImplementedError('Cuda is not available')\n"
+        b"    return [extension(\n        'MultiScaleDeformableAttention', sources)]\n"
+    )
+    files = [
+        ("models/ops/setup.py", setup),
+        (
+            "models/ops/functions/ms_deform_attn_func.py",
+            b"import torch\nimport MultiScaleDeformableAttention as MSDA\n",
+        ),
+        ("models/ops/test.py", b"import torch\nfrom functions.ms_deform_attn_func import MSDeformAttnFunction\n"),
+        ("main.py", b"import torch\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert "models/ops/functions/ms_deform_attn_func.py" in found and "main.py" not in found
+
+
+def test_the_refusal_scan_stays_linear_on_long_blocks():
+    """The scan for `if torch.cuda.is_available(): ... else: raise` reads each indented line
+    once: a long block that ends without `else` must not make it backtrack (it once did)."""
+    from devfix.analysis.extensions import _REFUSES_WITHOUT_CUDA
+
+    text = (b"    if torch.cuda.is_available() and x:\n" + (b" " * 12 + b"y = 1\n") * 400) * 20
+    assert _REFUSES_WITHOUT_CUDA.search(text) is None
+
+
 def test_a_module_that_imports_a_gpu_only_package_makes_its_importers_gpu_code():
     """A QRNN's `forget_mult.py` imports CuPy at its top; `qrnn.py` imports it in the `else:`
     of its `if __name__ == "__main__":`, the branch every import takes; a model that imports

@@ -35,9 +35,11 @@ _FFI_EXTENSION = re.compile(rb"\bcreate_extension\(\s*(?:name\s*=\s*)?['\"]([\w.
 # `create_extension('_ext.pointnet2', ..., with_cuda=True)`: CUDA asked for unconditionally
 # (Relation-Shape-CNN's `build_ffi.py`, which links kernels a CMake build compiled from `.cu`).
 _FFI_WITH_CUDA = re.compile(rb"[(,]\s*with_cuda\s*=\s*True\b")  # the keyword, not `with_cuda = True`
+# `extension("MultiScaleDeformableAttention", sources, ...)`, `CppExtension(name="ops", ...)`
+_ANY_EXTENSION = re.compile(rb"\b\w*[Ee]xtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
 _REFUSES_WITHOUT_CUDA = re.compile(
     rb"^(?:if[ \t]+not[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n[ \t]+raise\b"
-    rb"|if[ \t]+torch\.cuda\.is_available\(\)[ \t]*:[ \t]*\n(?:(?:[ \t]+[^\n]*)?\n)*else[ \t]*:[ \t]*\n[ \t]+raise\b)",
+    rb"|([ \t]*)if[ \t]+torch\.cuda\.is_available\(\)[^\n:]*:[ \t]*\n(?:(?:\1[ \t][^\n]*)?\n)*\1else[ \t]*:[ \t]*\n[ \t]+raise\b)",
     re.MULTILINE,
 )
 
@@ -128,6 +130,10 @@ def _cuda_extensions_built(data: bytes) -> set[bytes]:
         names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
     if b"create_extension(" in data and (_REFUSES_WITHOUT_CUDA.search(data) or _FFI_WITH_CUDA.search(data)):
         names.update(_FFI_EXTENSION.findall(data))
+    if b"CUDAExtension" in data and _REFUSES_WITHOUT_CUDA.search(data):
+        # `extension = CUDAExtension` where there is a GPU, else `raise` (Deformable-DETR's
+        # `models/ops/setup.py`): whatever the extension is called through, it is CUDA's
+        names.update(_ANY_EXTENSION.findall(data))
     return names
 
 
