@@ -547,9 +547,10 @@ def _lengths(args: Args) -> set[int]:
     the evaluation was a false positive: kospeech's tests, NCRF++'s char lengths)."""
     found = set()
     for arg, _ in args:
-        name = arg.keyword.value if arg.keyword is not None else getattr(arg.value, "value", None)
-        if isinstance(arg.value, cst.Name) and isinstance(name, str) and api.LENGTHS_NAME.match(name):
-            found.add(id(arg.value))
+        if isinstance(arg.value, cst.Name):
+            name = arg.keyword.value if arg.keyword is not None else arg.value.value
+            if api.LENGTHS_NAME.match(name):
+                found.add(id(arg.value))
     return found
 
 
