@@ -243,7 +243,7 @@ def _number(value: Value) -> Value:
 def compare(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value:
     """Comparisons: tensors meet (`pred == y`); device checks give a truth on the GPU run."""
     operands = [node.left, *[t.comparator for t in node.comparisons]]
-    cuda_type = _cuda_type_test(node)
+    cuda_type = _cuda_type_test(node) or _type_of_test(frame, node, values)
     if cuda_type is not None:
         return cuda_type
     tensors = [(n, v) for n, v in zip(operands, values) if v.kind is Kind.TENSOR]
@@ -274,6 +274,27 @@ def _cuda_type_test(node: cst.Comparison) -> Value | None:
                 return condition(None, False, "available")
             if isinstance(operator, cst.NotEqual):
                 return condition(None, True, "available")
+    return None
+
+
+def _type_of_test(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value | None:
+    """`type(x) is torch.cuda.FloatTensor`: never true on a machine without CUDA, as
+    `isinstance(x, torch.cuda.FloatTensor)` (GraphCL's sparse matrices follow the features)."""
+    if len(node.comparisons) != 1:
+        return None
+    operator = node.comparisons[0].operator
+    for call, other in ((node.left, values[1]), (node.comparisons[0].comparator, values[0])):
+        if (
+            isinstance(call, cst.Call)
+            and len(call.args) == 1
+            and frame.program.values.get(id(call.func), UNKNOWN).qual == "builtins.type"
+            and other.tensor_type
+            and other.qual in api.CUDA_TENSOR_TYPES
+        ):
+            if isinstance(operator, (cst.Is, cst.Equal)):
+                return condition(None, False, "relative")
+            if isinstance(operator, (cst.IsNot, cst.NotEqual)):
+                return condition(None, True, "relative")
     return None
 
 
