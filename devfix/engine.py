@@ -201,7 +201,7 @@ def process_programs(
     # knowing that (`class Seq2Seq` used only after `assert torch.cuda.is_available()`); and
     # again while that makes more of them so (a model built only by such a class's
     # `__init__`), a few rounds at most.
-    mentions: dict[int, frozenset[str] | None] = {}  # each file's mentions, read once (users.py)
+    mentions: dict[int, users.Mentions | None] = {}  # each file's mentions, read once (users.py)
     grown = gpu_only_users(reads, results, mentions)
     for path, names in used_only_by_broken_files(reads, results, project).items():
         grown[path] = grown.get(path, frozenset()) | names

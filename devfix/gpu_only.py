@@ -22,7 +22,7 @@ from devfix.results import FileResult
 def gpu_only_users(
     reads: Sequence[FileResult],
     results: Sequence[FileResult],
-    mentions: dict[int, frozenset[str] | None],
+    mentions: dict[int, users.Mentions | None],
 ) -> dict[str, frozenset[str]]:
     """users.gpu_only_users, less the names some file mentions in another way (handed to other
     code, subclassed): who builds them there is not known. `mentions` keeps each file's
@@ -41,18 +41,37 @@ def gpu_only_users(
     if not names:
         return {}
     mentioned: set[str] = set()
+    subclasses: dict[str, set[str]] = {}  # a base class, written by its name: its subclasses
     for index, read in enumerate(reads):
         if read.error is None and _mentions_other_than_calls(read.old, names):
             try:
                 if index not in mentions:
                     mentions[index] = users.mentioned_elsewhere(read.old)
-                mentioned |= users.named_elsewhere(read.old, names, mentions[index])
+                found_here = users.named_elsewhere(read.old, names, mentions[index])
             except Exception:  # noqa: BLE001 - a file that cannot be parsed names anything
                 return {}
+            mentioned |= found_here.names
+            for base, subclass in found_here.bases:
+                subclasses.setdefault(base, set()).add(subclass)
     found = {
         path: frozenset(n for n in found if n.rsplit(".", 1)[-1] not in mentioned) for path, found in candidates.items()
     }
-    return {path: names for path, names in found.items() if names}
+    return {path: names for path, names in _only_gpu_subclasses(found, subclasses).items() if names}
+
+
+def _only_gpu_subclasses(
+    found: dict[str, frozenset[str]], subclasses: dict[str, set[str]]
+) -> dict[str, frozenset[str]]:
+    """`found` less the base classes some subclass of which is not GPU-only itself: a base
+    class is built wherever a subclass is (hgraph2graph's `HierVGNN`, the base of
+    `HierCondVGNN`: both built only after a GPU-only vocabulary)."""
+    while True:
+        kept = {name for names in found.values() for name in names}
+        dropped = {base for base, below in subclasses.items() if not below <= kept}
+        fewer = {path: frozenset(n for n in names if n not in dropped) for path, names in found.items()}
+        if fewer == found:
+            return found
+        found = fewer
 
 
 def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tuple[str, str]]:

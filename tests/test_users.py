@@ -34,6 +34,33 @@ def test_a_class_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
     assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"registry.py": registry})
 
 
+SUBCLASS = (
+    "from model import Seq2Seq\n\n\nclass Translator(Seq2Seq):\n    def greedy(self, source):\n"
+    "        return self(source, steps=3).argmax(-1)\n"
+)
+
+
+def test_a_base_class_only_gpu_only_subclasses_extend_stays_gpu_only(tmp_path):
+    """hgraph2graph's `class HierCondVGNN(HierVGNN)`: both built only after a GPU-only step, so
+    naming the base in the subclass's header does not make it run without a GPU."""
+    shutil.copytree(CASE, tmp_path / "p")
+    gpu_translate = (
+        "import torch\nfrom model import Decoder\nfrom translator import Translator\n\n"
+        "assert torch.cuda.is_available()\nmodel = Translator(Decoder(20, 16)).cuda()\n"
+        "print(model.greedy(torch.randint(0, 20, (1, 5)).cuda()))\n"
+    )
+    assert project_findings(tmp_path / "p", {"translator.py": SUBCLASS, "translate.py": gpu_translate}) == []
+
+
+def test_a_subclass_built_without_a_gpu_makes_its_base_run(tmp_path):
+    shutil.copytree(CASE, tmp_path / "p")
+    translate = (
+        "import torch\nfrom model import Decoder\nfrom translator import Translator\n\n"
+        "model = Translator(Decoder(20, 16))\nprint(model.greedy(torch.randint(0, 20, (1, 5))))\n"
+    )
+    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"translator.py": SUBCLASS, "translate.py": translate})
+
+
 def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):
     """`try: runner = Model(...) ... except Exception: log it` runs on a CPU-only machine: the
     catch does not make the call GPU-only."""
@@ -169,10 +196,11 @@ def test_a_files_mentions_read_once_answer_every_question_of_names():
         b"    isinstance(net, Head)\n    return registry.Loss(x, fn=build)\n"
     )
     every = users.mentioned_elsewhere(source)
-    assert every is not None and {"Head", "Loss", "build", "Net"} <= every and not {"train", "run"} & every
+    assert every is not None and {"Head", "Loss", "build", "Net"} <= every.names and not {"train", "run"} & every.names
     names = ("Net", "Head", "Loss", "build", "run", "train", "obj")
     for size in (1, 2, 3):
         for asked in combinations(names, size):
             finder = users._AstMentions(frozenset(asked))
             finder.visit(__import__("ast").parse(source))
-            assert users.named_elsewhere(source, frozenset(asked)) == finder.elsewhere == set(every) & set(asked)
+            asked_names = frozenset(asked)
+            assert users.named_elsewhere(source, asked_names).names == finder.elsewhere == every.names & asked_names

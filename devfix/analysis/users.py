@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -109,22 +110,32 @@ def gpu_only_users(uses: Iterable[Use]) -> dict[str, set[str]]:
     return found
 
 
-def named_elsewhere(source: bytes, names: frozenset[str], known: frozenset[str] | None = None) -> set[str]:
-    """The names the file mentions other than in imports, inside their own definition, and as
-    the function of a call (a class handed to other code, a subclass, `isinstance`): who
-    builds it then is not known. `known`: the file's `mentioned_elsewhere`, if already read.
+class Mentions(NamedTuple):
+    """A file's mentions of names other than in imports, inside their own definition, and as
+    the function of a call; `bases` apart: `(base, subclass)` for a top-level class's base
+    class written by its name (`class HierCondVGNN(HierVGNN)`), which builds the base only where
+    the subclass is built."""
+
+    names: frozenset[str]
+    bases: frozenset[tuple[str, str]] = frozenset()
+
+
+def named_elsewhere(source: bytes, names: frozenset[str], known: Mentions | None = None) -> Mentions:
+    """The file's mentions of `names` (a class handed to other code, a subclass, `isinstance`):
+    who builds it then is not known, unless it is a base class only (`Mentions.bases`).
+    `known`: the file's `mentioned_elsewhere`, if already read.
 
     CPython's own parser reads the file when it can: the project run asks this of every file
     that mentions a name, and a LibCST parse and visit of each cost as much as the analysis."""
     every = known if known is not None else mentioned_elsewhere(source)
     if every is not None:
-        return set(every & names)
+        return Mentions(every.names & names, frozenset(pair for pair in every.bases if pair[0] in names))
     visitor = _Mentions(names)
-    cst.parse_module(source).visit(visitor)  # newer syntax than this Python reads
-    return visitor.elsewhere
+    cst.parse_module(source).visit(visitor)  # newer syntax than this Python reads: a base is a mention
+    return Mentions(frozenset(visitor.elsewhere))
 
 
-def mentioned_elsewhere(source: bytes) -> frozenset[str] | None:
+def mentioned_elsewhere(source: bytes) -> Mentions | None:
     """named_elsewhere for every name at once (None where CPython's parser cannot read the
     file): whether a mention counts never depends on the names asked about, so the engine's
     rounds read each file once. (A call's function is never a mention: of a name asked about
@@ -135,7 +146,7 @@ def mentioned_elsewhere(source: bytes) -> frozenset[str] | None:
         return None
     finder = _AstMentions(None)
     finder.visit(tree)
-    return frozenset(finder.elsewhere)
+    return Mentions(frozenset(finder.elsewhere), frozenset(finder.bases))
 
 
 class _AstMentions(ast.NodeVisitor):
@@ -145,6 +156,7 @@ class _AstMentions(ast.NodeVisitor):
     def __init__(self, names: frozenset[str] | None) -> None:
         self.names = names  # None: every name
         self.elsewhere: set[str] = set()
+        self.bases: set[tuple[str, str]] = set()
         self.inside: list[str] = []
 
     def _mention(self, identifier: str | None) -> None:
@@ -162,8 +174,14 @@ class _AstMentions(ast.NodeVisitor):
         return
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for part in (*node.decorator_list, *node.bases, *node.keywords):
+        for part in (*node.decorator_list, *node.keywords):
             self.visit(part)
+        for base in node.bases:
+            if not self.inside and isinstance(base, ast.Name) and base.id != node.name:
+                if self.names is None or base.id in self.names:
+                    self.bases.add((base.id, node.name))
+            else:
+                self.visit(base)
         self._inside(node.name, node.body)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
