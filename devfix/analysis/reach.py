@@ -167,7 +167,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             (tree.module, tree.module.body),
             *((i.node, _statements(i.node)) for i in program.functions.values()),
         ]:
-            refusals = [statement for statement in body if _refuses_cpu(program, statement)]
+            refusals = [statement for statement in body if _refuses_cpu(tree, program, statement)]
             if refusals:
                 index.direct.setdefault(id(owner), []).append(refusals[0])
         for info in program.functions.values():
@@ -184,29 +184,29 @@ def _statements(function: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
     return tuple(body.body) if isinstance(body, cst.IndentedBlock) else ()
 
 
-def _refuses_cpu(program: Program, statement: cst.CSTNode) -> bool:
+def _refuses_cpu(tree: Tree, program: Program, statement: cst.CSTNode) -> bool:
     """`if torch.cuda.is_available(): ... else: raise NotImplementedError("This code requires
     GPU")`, `if not args.cuda: sys.exit(...)`: without a GPU the run stops here, by design."""
     if not isinstance(statement, cst.If):
         return False
     truth = cpu_truth(program, statement.test)
     if truth is True:
-        return _stops(program, statement.body) or _refuses_within(program, statement.body)
+        return _stops(tree, program, statement.body) or _refuses_within(tree, program, statement.body)
     if truth is False and isinstance(statement.orelse, cst.Else):
-        return _stops(program, statement.orelse.body) or _refuses_within(program, statement.orelse.body)
+        return _stops(tree, program, statement.orelse.body) or _refuses_within(tree, program, statement.orelse.body)
     return False
 
 
-def _refuses_within(program: Program, body: cst.BaseSuite) -> bool:
+def _refuses_within(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
     """A branch every run takes holds the refusal itself: `if args.cuda:` over an option that
     is always true (`type=bool`), then `if not torch.cuda.is_available(): raise ...` (DABNet)."""
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    return any(_refuses_cpu(program, statement) for statement in statements)
+    return any(_refuses_cpu(tree, program, statement) for statement in statements)
 
 
-def _stops(program: Program, body: cst.BaseSuite) -> bool:
+def _stops(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
     """The block raises or exits the program (a `return` is only a way around the GPU)."""
-    return _ends(program, body) and not _returns(body)
+    return _ends(tree, program, body) and not _returns(body)
 
 
 def _returns(body: cst.BaseSuite) -> bool:
@@ -612,7 +612,7 @@ def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
             (
                 index
                 for index, statement in enumerate(body)
-                if isinstance(statement, cst.SimpleStatementLine) and any(_exits(program, s) for s in statement.body)
+                if isinstance(statement, cst.SimpleStatementLine) and any(_exits(tree, program, s) for s in statement.body)
             ),
             len(body),
         )
@@ -650,28 +650,31 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
         return True  # raises ImportError or NameError on every machine: nothing after it runs
     if isinstance(statement, cst.SimpleStatementLine):
         return any(
-            (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or _exits(program, small)
+            (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or _exits(tree, program, small)
             for small in statement.body
         )
     return (
-        isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(program, statement.body)
+        isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(tree, program, statement.body)
     )
 
 
-def _ends(program: Program, body: cst.BaseSuite) -> bool:
+def _ends(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
     """The block leaves the function or the program: return, raise, `pytest.skip()`, `sys.exit()`."""
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
     if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
         return False
     last = statements[-1].body[-1]
-    return isinstance(last, cst.Return) or _exits(program, last)
+    return isinstance(last, cst.Return) or _exits(tree, program, last)
 
 
-def _exits(program: Program, small: cst.BaseSmallStatement) -> bool:
-    """`raise ...`, `sys.exit(0)`, `pytest.skip(...)`: nothing after it in its block runs."""
+def _exits(tree: Tree, program: Program, small: cst.BaseSmallStatement) -> bool:
+    """`raise ...`, `sys.exit(0)`, `pytest.skip(...)`: nothing after it in its block runs. The
+    flow does not evaluate a branch the GPU run never takes (`if not torch.cuda.is_available():
+    sys.exit(1)`, PC-DARTS): the callee's name is then resolved through the scopes."""
     if isinstance(small, cst.Raise):
         return True
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         callee = program.values.get(id(small.value.func))
-        return callee is not None and callee.qual in EXITS
+        qual = callee.qual if callee is not None else tree.qualname(small.value.func)
+        return qual in EXITS
     return False
