@@ -196,6 +196,8 @@ class FileFacts:
             return False
         if receiver is not None and self.program.defines_method(receiver, "cuda"):
             return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
+        if self.view.own_cuda_objects and _unknown_attribute_of_self(call, receiver):
+            return False  # maybe a plain class's own `cuda()`, with no `.to()` (XLM's SentenceEmbedder)
         if chosen_gpu(cuda_index(call)):
             return False
         positional = [arg for arg in call.args if arg.keyword is None]
@@ -332,3 +334,16 @@ def _loops_move(program: Program, plan: Plan, loader_plan: LoaderPlan) -> bool:
 def _verdict(taken: bool) -> Value:
     """A loader's batches: on the CPU (its loops move them) or left on the device."""
     return Value(Kind.LOADER, Place.CPU if taken else Place.DEVICE)
+
+
+def _unknown_attribute_of_self(call: cst.Call, receiver: Value | None) -> bool:
+    """`self.embedder.cuda()` on an attribute of unknown kind: an object handed to the class
+    (XLM's GLUE gets a `SentenceEmbedder`, a plain wrapper with a `cuda()` of its own)."""
+    target = cst.ensure_type(call.func, cst.Attribute).value
+    return (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and (receiver is None or receiver.kind not in (Kind.TENSOR, Kind.MODULE))
+    )
+

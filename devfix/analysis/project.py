@@ -36,7 +36,7 @@ from devfix.analysis.imports import (
     imports_any,
 )
 from devfix.analysis.linking import Export, Linker, ModuleSummary
-from devfix.analysis.text import has_notebook, top_level_names
+from devfix.analysis.text import has_notebook, indented_defs, top_level_names
 from devfix.analysis.unused import script_functions, script_paths, unused_class_methods, unused_functions
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
@@ -88,6 +88,7 @@ class NameScans:
     builds_cuda_on_import: frozenset[str]
     methods: frozenset[str]
     plain_gpu_tensors: bool
+    own_cuda_objects: bool
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
@@ -99,6 +100,7 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         builds_cuda_on_import(files, index),
         frozenset().union(*(defined_methods(data) for _, data in files)) if len(files) > 1 else frozenset(),
         any(keeps_plain_gpu_tensors(data) for _, data in files),
+        any(defines_own_cuda_object(data) for _, data in files),
     )
 
 
@@ -129,6 +131,9 @@ class ProjectView:
     # (`self.weights = Variable(torch.randn(k).cuda(), requires_grad=True)`): `.cuda()` on a
     # model loaded whole on the CPU would leave such a tensor there
     plain_gpu_tensors: bool = False
+    # a plain class of the run (no base) has its own `cuda()` and no `to()`: a `.cuda()` on an
+    # object of unknown class may be that method (defines_own_cuda_object)
+    own_cuda_objects: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,7 @@ class ProjectFacts:
     )  # display path -> its top-level names other files name -> those files
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
+    own_cuda_objects: bool = False  # see ProjectView.own_cuda_objects
     # display paths of the files that fork worker processes, and of those files with every file
     # their imports load (`forked_after`)
     fork_files: frozenset[str] = frozenset()
@@ -213,6 +219,7 @@ class ProjectFacts:
             builds_cuda_on_import=named.builds_cuda_on_import,
             methods=named.methods,
             plain_gpu_tensors=named.plain_gpu_tensors,
+            own_cuda_objects=named.own_cuda_objects,
             fork_files=frozenset(forks),
             runs_before_a_fork=forked_after(files, index, forks),
         )
@@ -242,6 +249,7 @@ class ProjectFacts:
             self.named_by.get(path, {}),
             self.methods,
             self.plain_gpu_tensors or keeps_plain_gpu_tensors(data),
+            self.own_cuda_objects or defines_own_cuda_object(data),
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
@@ -369,6 +377,23 @@ def keeps_plain_gpu_tensors(data: bytes) -> bool:
     weights, also once devfix has fixed them): maybe a plain tensor attribute of a module on the
     GPU, which `.cuda()` of the module does not move."""
     return (b".cuda(" in data or b".to(" in data) and _PLAIN_GPU_TENSOR.search(data) is not None
+
+
+_PLAIN_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:", re.MULTILINE)
+
+
+def defines_own_cuda_object(data: bytes) -> bool:
+    """A top-level class of the file with no base (or `object`) defines `cuda()` and no `to()`
+    (XLM's `SentenceEmbedder`, a wrapper around a model): a `.cuda()` on an object of unknown
+    class may be its method, and `.to(device)` there raises AttributeError."""
+    if b"def cuda" not in data:
+        return False
+    plain = set(_PLAIN_CLASS.findall(data))
+    methods: dict[bytes, set[bytes]] = {}
+    for name, owner in indented_defs(data):
+        if owner in plain:
+            methods.setdefault(owner, set()).add(name)
+    return any(b"cuda" in names and b"to" not in names for names in methods.values())
 
 
 def callers_pass(
