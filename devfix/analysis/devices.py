@@ -205,6 +205,16 @@ class Devices:
             return self.program.arguments_of(info).get(binding.name) if info is not None else None
         return self.program.bound.get((id(binding.node), binding.name))
 
+    def may_be_an_index(self, code: str, node: cst.CSTNode) -> bool:
+        """The device variable `code` at `node` may hold a GPU index, not a device (`device =
+        args.device if args.device >= 0 else "cpu"` over a `type=int` option): `.to(0)` takes
+        it, `torch.load(f, map_location=0)` raises TypeError."""
+        if not code.isidentifier():
+            return False
+        binding = self._binding(code, node)
+        value = self._bound_value(binding) if binding is not None else None
+        return value is not None and value.index
+
     # -- 2. a device variable in reach --------------------------------------------------------------
     def _in_reach(self, node: cst.CSTNode) -> str | None:
         tree = self.tree

@@ -97,7 +97,8 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     negative = api.is_negative_flag(dest)
     positive = any(word in lowered for word in POSITIVE_WORDS)
     if ("device" in lowered and not positive) or _chooses_a_device(call):
-        return Value(Kind.DEVICE, Place.DEVICE, flag="choice")  # whatever its default, the user's device
+        # whatever its default, the user's device; `type=int`: a GPU index (GraphMAE's `--device 0`)
+        return Value(Kind.DEVICE, Place.DEVICE, flag="choice", index=_integer_option(call))
     if _always_true(call):
         return condition(True, True, "fixed")  # `type=bool` or `store_true` with `default=True`
     if negative and _keyword_string(call, "action") == "store_true":

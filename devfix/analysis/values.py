@@ -111,6 +111,7 @@ class Value:
     member: bool = False  # TENSOR: a member of a module of unknown class (a layer, parameter or buffer)
     dp: bool = False  # MODULE: wrapped in nn.DataParallel (scatters CPU inputs itself)
     tensor_type: bool = False  # DEVICE: a tensor type (`torch.cuda.FloatTensor`), not a device
+    index: bool = False  # DEVICE: maybe a GPU index (an integer option), which `map_location` does not take
     param: cst.CSTNode | None = None  # module world: a method's parameter, unchanged (the FunctionDef)
 
     def with_place(self, place: Place, origin: Origin | None = None) -> Value:

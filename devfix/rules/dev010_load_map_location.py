@@ -97,6 +97,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         # a whole model the program moves itself afterwards (`if opt.cuda: model.cuda()`) loads
         # on the CPU: loading it onto a device would override that choice
         choice = None if moved_after or kept_on_cpu else facts.devices.in_reach_or_planned(call)
+        if choice is not None and facts.devices.may_be_an_index(choice.code, call):
+            choice = None  # `map_location=0` raises TypeError: "cpu" where that is right, else a report
         code = choice.code if choice is not None else None
         whole = moved_after and not _feeds_load_state_dict(facts, call)
         if whole and facts.view.plain_gpu_tensors:
