@@ -134,6 +134,22 @@ def attribute(frame: Frame, node: cst.Attribute, base: Value) -> Value:
 
 
 # -- subscripts ----------------------------------------------------------------------------------
+def _an_element(frame: Frame, index: cst.BaseExpression) -> bool:
+    """`ranks[r, q]`, `perm[i]`: a tensor indexed by Python numbers, maybe one element (0-dim),
+    which indexes a tensor on any device (cnnimageretrieval's `idxs2images[ranks[r, q]]`); whether
+    the meeting fails depends on dimensions the flow does not follow."""
+    if not isinstance(index, cst.Subscript):
+        return False
+    values = frame.program.values
+    return all(
+        isinstance(element.slice, cst.Index)
+        and element.slice.star is None
+        and (value := values.get(id(element.slice.value))) is not None
+        and value.kind is Kind.HOST
+        for element in index.slice
+    )
+
+
 def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     indices = []
     sliced = False
@@ -147,7 +163,7 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
                     frame.expr(part)
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
-            if index.kind is Kind.TENSOR and not index.scalar:
+            if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node):
                 frame.program.meet(node, "index", [(node.value, base), (index_node, index)], detail="subscript")
         if (
             sliced
