@@ -58,7 +58,9 @@ def test_a_subclass_built_without_a_gpu_makes_its_base_run(tmp_path):
         "import torch\nfrom model import Decoder\nfrom translator import Translator\n\n"
         "model = Translator(Decoder(20, 16))\nprint(model.greedy(torch.randint(0, 20, (1, 5))))\n"
     )
-    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"translator.py": SUBCLASS, "translate.py": translate})
+    assert "model.py:27 DEV002" in project_findings(
+        tmp_path / "p", {"translator.py": SUBCLASS, "translate.py": translate}
+    )
 
 
 def test_a_user_whose_failures_are_caught_still_runs_it(tmp_path):

@@ -346,4 +346,3 @@ def _unknown_attribute_of_self(call: cst.Call, receiver: Value | None) -> bool:
         and target.value.value == "self"
         and (receiver is None or receiver.kind not in (Kind.TENSOR, Kind.MODULE))
     )
-

@@ -391,7 +391,7 @@ def defines_own_cuda_object(data: bytes) -> bool:
     plain = set(_PLAIN_CLASS.findall(data))
     methods: dict[bytes, set[bytes]] = {}
     for name, owner in indented_defs(data):
-        if owner in plain:
+        if owner is not None and owner in plain:
             methods.setdefault(owner, set()).add(name)
     return any(b"cuda" in names and b"to" not in names for names in methods.values())
 

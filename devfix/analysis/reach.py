@@ -612,7 +612,8 @@ def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
             (
                 index
                 for index, statement in enumerate(body)
-                if isinstance(statement, cst.SimpleStatementLine) and any(_exits(tree, program, s) for s in statement.body)
+                if isinstance(statement, cst.SimpleStatementLine)
+                and any(_exits(tree, program, s) for s in statement.body)
             ),
             len(body),
         )
@@ -654,7 +655,9 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
             for small in statement.body
         )
     return (
-        isinstance(statement, cst.If) and cpu_truth(program, statement.test) is True and _ends(tree, program, statement.body)
+        isinstance(statement, cst.If)
+        and cpu_truth(program, statement.test) is True
+        and _ends(tree, program, statement.body)
     )
 
 
