@@ -206,3 +206,28 @@ def test_a_files_mentions_read_once_answer_every_question_of_names():
             finder.visit(__import__("ast").parse(source))
             asked_names = frozenset(asked)
             assert users.named_elsewhere(source, asked_names).names == finder.elsewhere == every.names & asked_names
+
+
+EVERY_BRANCH = Path(__file__).parent / "fixtures" / "projects" / "ok_training_loop_reached_after_a_gpu_on_every_branch"
+
+
+def test_a_branch_without_a_gpu_demand_lets_the_loop_run_on_a_cpu(tmp_path):
+    """HRNet's `if distributed: ... else: nn.DataParallel(model, device_ids=gpus).cuda()` asks
+    for a GPU on both ways; with a plain `else: model = model` the training step can run on a
+    CPU-only machine, and its `.cuda()` calls are bugs again."""
+    shutil.copytree(EVERY_BRANCH, tmp_path / "p")
+    train = tmp_path / "p" / "train.py"
+    train.write_text(train.read_text().replace("nn.DataParallel(model, device_ids=GPUS).cuda()", "model"))
+    assert "function.py:10 DEV002" in project_findings(tmp_path / "p", {})
+
+
+def test_a_reassigned_switch_is_no_earlier_demand(tmp_path):
+    """`distributed = False` between the two `if distributed:` statements: the second one's
+    branch no longer follows the first one's `torch.cuda.set_device`."""
+    shutil.copytree(EVERY_BRANCH, tmp_path / "p")
+    train = tmp_path / "p" / "train.py"
+    text = train.read_text().replace(
+        "    model = nn.Sequential(", "    distributed = args.local_rank > 0\n    model = nn.Sequential("
+    )
+    train.write_text(text)
+    assert "function.py:10 DEV002" in project_findings(tmp_path / "p", {})

@@ -147,6 +147,9 @@ class _GpuCalls:
 
     direct: dict[int, list[cst.CSTNode]] = field(default_factory=dict)
     sites: dict[int, list[tuple[cst.CSTNode, cst.FunctionDef]]] = field(default_factory=dict)
+    # the blocks (ids) with a statement that asks for a GPU whenever the block runs, whatever
+    # the conditions around the block
+    asking_blocks: set[int] = field(default_factory=set)
 
 
 def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
@@ -163,6 +166,9 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
+            block = _block_of_line(tree, call)
+            if block is not None:
+                index.asking_blocks.add(id(block))
         for owner, body in [
             (tree.module, tree.module.body),
             *((i.node, _statements(i.node)) for i in program.functions.values()),
@@ -658,7 +664,71 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
         isinstance(statement, cst.If)
         and cpu_truth(program, statement.test) is True
         and _ends(tree, program, statement.body)
-    )
+    ) or _every_branch_asks_for_a_gpu(tree, program, block, statement)
+
+
+def _block_of_line(tree: Tree, call: cst.CSTNode) -> cst.CSTNode | None:
+    """The block whose statement line holds `call` where nothing in the line makes it
+    conditional (a conditional expression, `and`/`or`, a lambda, a comprehension)."""
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            return tree.parent(ancestor)
+        if isinstance(ancestor, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.BaseComp, cst.DictComp)):
+            return None
+    return None
+
+
+def _every_branch_asks_for_a_gpu(tree: Tree, program: Program, block: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """`if distributed: model = DDP(model.to(device), ...) else: model = nn.DataParallel(model,
+    device_ids=gpus).cuda()` (HRNet's train.py): each way through the statement asks for a GPU,
+    in its own block or, for `if distributed:`, in an earlier `if distributed:` of the same
+    block (`torch.cuda.set_device(device)`): nothing after it runs on a CPU-only machine."""
+    if not isinstance(statement, cst.If) or statement.orelse is None:
+        return False
+    asking = _gpu_calls(tree, program).asking_blocks
+    branch: cst.If = statement
+    while True:
+        if id(branch.body) not in asking and not _asked_under_earlier(block, statement, branch.test, asking):
+            return False
+        orelse = branch.orelse
+        if orelse is None:
+            return False
+        if isinstance(orelse, cst.Else):
+            return id(orelse.body) in asking
+        branch = orelse
+
+
+def _asked_under_earlier(
+    block: cst.CSTNode, statement: cst.CSTNode, test: cst.BaseExpression, asking: set[int]
+) -> bool:
+    """An earlier `if name:` of `block`, with the same plain name as `test` and no assignment of
+    it in between, holds a statement that asks for a GPU."""
+    if not isinstance(test, cst.Name):
+        return False
+    found = False
+    for earlier in getattr(block, "body", ()):
+        if earlier is statement:
+            return found
+        if isinstance(earlier, cst.If) and isinstance(earlier.test, cst.Name) and earlier.test.value == test.value:
+            found = found or id(earlier.body) in asking
+        elif _assigns(earlier, test.value):
+            found = False
+    return False
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    """A statement line that binds `name` (`distributed = False`)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [target.target for target in small.targets]
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets = [small.target]
+        if any(isinstance(target, cst.Name) and target.value == name for target in targets):
+            return True
+    return False
 
 
 def _ends(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
