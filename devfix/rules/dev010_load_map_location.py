@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from collections.abc import Iterator
 
 import libcst as cst
@@ -341,10 +343,15 @@ class _Blanks(cst.CSTTransformer):
 def _path_shape(tree: Tree, node: cst.BaseExpression) -> str:
     """A checkpoint path with the names it is formatted from blanked: `'{}.pkl'.format(epoch)`
     saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files. Line
-    breaks and indentation do not count (`torch.load(data_path\n + "w.pt")`)."""
+    breaks, indentation and spaces around operators do not count (`torch.load(data_path\n +
+    "w.pt")`; `str(epoch)+ '/Unet_epoch_'` loads what `str(epoch) + '/Unet_epoch_'` saved)."""
     blanked = node.visit(_Blanks())
     assert isinstance(blanked, cst.BaseExpression)  # only arguments and f-string parts change
-    return " ".join(tree.code(blanked).split())
+    text = " ".join(tree.code(blanked).split())
+    try:
+        return ast.unparse(ast.parse(text, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError):
+        return text
 
 
 def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
