@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-
 from collections.abc import Iterator
 
 import libcst as cst
