@@ -231,3 +231,16 @@ def test_a_reassigned_switch_is_no_earlier_demand(tmp_path):
     )
     train.write_text(text)
     assert "function.py:10 DEV002" in project_findings(tmp_path / "p", {})
+
+
+def test_a_variable_named_like_the_class_hands_nothing_over(tmp_path):
+    """Relation-Shape-CNN's `PointcloudScale = d_utils.PointcloudScale()`: the instance is bound
+    to a variable of the class's own name, in a script that needs a GPU; that binding is no
+    mention of the class, which stays GPU-only."""
+    shutil.copytree(CASE, tmp_path / "p")
+    evaluate = (
+        "import torch\nimport model as m\n\nassert torch.cuda.is_available()\n"
+        "Seq2Seq = m.Seq2Seq(m.Decoder(20, 16)).cuda()\n"
+        "print(Seq2Seq(torch.randint(0, 20, (1, 5)).cuda(), steps=5).shape)\n"
+    )
+    assert project_findings(tmp_path / "p", {"evaluate.py": evaluate}) == []

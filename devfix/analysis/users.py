@@ -211,6 +211,14 @@ class _AstMentions(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         self._mention(node.id)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # `PointcloudScale = d_utils.PointcloudScale()`: a variable named like the class binds
+        # the instance; it hands nothing over (Relation-Shape-CNN's training scripts)
+        for target in node.targets:
+            if not isinstance(target, ast.Name):
+                self.visit(target)
+        self.visit(node.value)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._mention(node.attr)
         self.visit(node.value)
@@ -275,6 +283,9 @@ class _Mentions(cst.CSTVisitor):
         for arg in node.args:
             arg.visit(self)
         return False  # a call: the engine has its site
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return not isinstance(node.target, cst.Name)  # a variable of the same name: no mention
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names and node.value not in self.inside:
