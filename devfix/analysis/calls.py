@@ -269,7 +269,8 @@ def method(frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args)
         return program.parser_method(frame, node, name, args)
     if receiver.kind in (Kind.OTHER, Kind.DATASET) and receiver.cls is not None:
         return program.call_method(frame, node, receiver, name, args)
-    if name == "startswith" and receiver.kind in (Kind.DEVICE, Kind.HOST) and len(args) == 1:
+    if name in ("startswith", "__contains__") and receiver.kind in (Kind.DEVICE, Kind.HOST) and len(args) == 1:
+        # `str(self.device).__contains__('cuda')` (DBNet's predictor) tests the device as `in` does
         return operations.prefix_test(receiver, string_of(args[0][0].value))
     if receiver.kind is Kind.HOST:
         return HOST

@@ -361,6 +361,13 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
             other.text.split(":")[0].lower() if other.kind is Kind.HOST and other.text and other.flag is None else None
         )
         said = "cuda" if said == "gpu" else said  # `--mode GPU`: the option's own spelling
+        if (
+            place is Place.UNKNOWN
+            and said in ("cuda", "cpu")
+            and ((equal and said == "cuda") or (unequal and said == "cpu"))
+        ):
+            # a device devfix cannot follow: the body runs only where the program was given CUDA
+            return condition(None, False, "relative")
         if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
             continue
         is_cuda = (place is Place.DEVICE) == (said == "cuda")
@@ -451,8 +458,13 @@ def device_text(device: Value) -> Value:
     """`device.type`, `str(device)`: the kind of the device as a string that keeps the device's
     flag, so `"cuda" in str(device)` tests the device as `device.type == "cuda"` does."""
     place = device.place
-    text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else None)
+    text = "cuda" if place is Place.DEVICE else ("cpu" if place is Place.CPU else UNKNOWN_DEVICE_TEXT)
     return replace(HOST, text=text, flag=device.flag)
+
+
+# `str(device)` of a device devfix cannot follow (DBNet's `self.device`, "cuda:%s" or "cpu" by
+# the caller's choice): no device's name, but still a device's
+UNKNOWN_DEVICE_TEXT = "<device>"
 
 
 def prefix_test(receiver: Value, prefix: str | None) -> Value:
@@ -483,6 +495,8 @@ def _named_place(value: Value) -> Place | None:
     carries the device's flag, unlike a string literal)."""
     if value.kind is Kind.DEVICE:
         return value.place
+    if value.kind is Kind.HOST and value.text == UNKNOWN_DEVICE_TEXT:
+        return Place.UNKNOWN
     if value.kind is Kind.HOST and value.text and value.flag is not None:
         named = api.device_string_place(value.text)
         return Place.DEVICE if named == "device" else (Place.CPU if named == "cpu" else None)
