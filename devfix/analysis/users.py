@@ -19,6 +19,7 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Value
 
@@ -56,6 +57,8 @@ def calls(tree: Tree, program: Program) -> list[Use]:
             continue
         if not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
             continue
+        if isinstance(ref, cst.ClassDef) and _built_by_its_own_method(tree, ref, call):
+            continue  # `def new(self): return Network(...)`: only an instance built elsewhere runs it
         export = program.linked.get(id(ref))
         if export is not None:
             path = getattr(export, "path", "")
@@ -88,6 +91,16 @@ def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | Non
     if (value is not None and (ref is not None or value.qual is not None)) or name not in program.project_methods:
         return None  # a library's object, or a name no file of the run defines in an indented `def`
     return (BY_NAME, name, runs_without_gpu(tree, program, call, caught=False))
+
+
+def _built_by_its_own_method(tree: Tree, klass: cst.ClassDef, call: cst.Call) -> bool:
+    """`call` builds `klass` inside one of its own instance methods (DARTS' `Network.new()`,
+    which copies the model): that runs only on an instance some other call built."""
+    function = tree.enclosing(call, cst.FunctionDef)
+    if function is None or _top_level_class(tree, function) is not klass:
+        return False
+    names = {dotted_name(d.decorator) for d in function.decorators}
+    return not names & {"staticmethod", "classmethod"}
 
 
 def _top_level_class(tree: Tree, function: cst.FunctionDef) -> cst.ClassDef | None:
