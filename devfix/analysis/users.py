@@ -97,7 +97,7 @@ def _built_by_its_own_method(tree: Tree, klass: cst.ClassDef, call: cst.Call) ->
     """`call` builds `klass` inside one of its own instance methods (DARTS' `Network.new()`,
     which copies the model): that runs only on an instance some other call built."""
     function = tree.enclosing(call, cst.FunctionDef)
-    if function is None or _top_level_class(tree, function) is not klass:
+    if not isinstance(function, cst.FunctionDef) or _top_level_class(tree, function) is not klass:
         return False
     names = {dotted_name(d.decorator) for d in function.decorators}
     return not names & {"staticmethod", "classmethod"}
