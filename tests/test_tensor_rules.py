@@ -89,3 +89,19 @@ def test_dev009_expression_passed_to_numpy_is_reported_without_fix():
     new, diagnostics = fix_code(source)
     assert new == source
     assert [d.status for d in diagnostics if d.code == "DEV009"] == ["no-fix"]
+
+
+def test_dev007_never_takes_the_device_of_a_parameter_annotated_as_no_tensor():
+    """neuralop's loss aggregators: `losses: Dict[str, torch.Tensor]` may meet the module's
+    buffers through its items, but a dictionary has no `.device` (a breaking edit): only
+    parameters with no annotation or a tensor's are devices to take."""
+    import libcst as cst
+
+    from devfix.analysis.devices import _annotated_no_tensor
+
+    function = cst.parse_statement(
+        "def forward(self, a: Dict[str, torch.Tensor], b: list, c: torch.Tensor, d, e: Optional[torch.Tensor]): pass"
+    )
+    assert isinstance(function, cst.FunctionDef)
+    verdicts = {p.name.value: _annotated_no_tensor(p) for p in function.params.params}
+    assert verdicts == {"self": False, "a": True, "b": True, "c": False, "d": False, "e": False}

@@ -119,7 +119,11 @@ class Devices:
         info = self.program.functions.get(id(method)) if method is not None else None
         if info is None:
             return None
-        candidates: list[str] = [p.name.value for p in info.parameters() if p.name.value in info.module_inputs]
+        candidates: list[str] = [
+            p.name.value
+            for p in info.parameters()
+            if p.name.value in info.module_inputs and not _annotated_no_tensor(p)
+        ]
         for meeting in meetings:
             for operand, value in meeting.operands:
                 if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(operand, cst.Name):
@@ -129,6 +133,8 @@ class Devices:
         for name in candidates:
             bindings = scope.bindings.get(name, [])
             if any(b.kind == "param" or (b.order < position and not tree.is_inside(node, b.node)) for b in bindings):
+                if self._rebound_to_other_than_a_tensor(bindings, node):
+                    continue  # `losses = self.weigh_losses(losses, ...)`: a dict by then (neuralop's Relobralo)
                 return f"{name}.device"
         klass = info.klass
         if info.self_name is not None and klass is not None:
@@ -137,6 +143,18 @@ class Devices:
             if _owns_parameters(klass):
                 return f"next({info.self_name}.parameters()).device"
         return None
+
+    def _rebound_to_other_than_a_tensor(self, bindings: list[Binding], node: cst.CSTNode) -> bool:
+        """The last assignment of the name before `node` (not its parameter binding) holds
+        something the flow does not show to be a tensor."""
+        tree = self.tree
+        position = tree.order(node)
+        before = [b for b in bindings if b.kind != "param" and b.order < position and not tree.is_inside(node, b.node)]
+        if not before:
+            return False
+        last = max(before, key=lambda b: b.order)
+        value = self._bound_value(last)
+        return value is None or value.kind is not Kind.TENSOR
 
     def in_reach(self, node: cst.CSTNode) -> str | None:
         """A device expression already in reach at `node` (no declaration planned)."""
@@ -649,3 +667,19 @@ def _counts_several(test: cst.Comparison) -> bool:
     """`num_gpus > 1`, `n_gpu >= 2`: a test of how many GPUs, which says nothing of whether."""
     number = test.comparisons[0].comparator if len(test.comparisons) == 1 else None
     return isinstance(number, cst.Integer) and asks_several(test, int(number.value))
+
+
+_CONTAINER_HINTS = frozenset({"Dict", "dict", "List", "list", "Mapping", "MutableMapping", "Sequence", "Tuple", "tuple",
+                              "Iterable", "Set", "set", "str", "int", "float", "bool"})  # fmt: skip
+
+
+def _annotated_no_tensor(param: cst.Param) -> bool:
+    """`losses: Dict[str, torch.Tensor]` (neuralop's loss aggregators): the author says the
+    parameter is no tensor, so it has no `.device` to take."""
+    if param.annotation is None:
+        return False
+    hint = param.annotation.annotation
+    if isinstance(hint, cst.Subscript):
+        hint = hint.value
+    name = hint.attr.value if isinstance(hint, cst.Attribute) else hint.value if isinstance(hint, cst.Name) else None
+    return name in _CONTAINER_HINTS
