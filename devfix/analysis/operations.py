@@ -196,7 +196,8 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
             frame.program.note_access(base, "index")
         if sliced:
             return base
-        return base.element if base.element is not None else UNKNOWN
+        # `self.actors[i]` after `for x in self.actors: x.cuda()` (pytorch-maddpg): where it is now
+        return frame.place_of(base.element) if base.element is not None else UNKNOWN
     if base.kind is Kind.LOADER:
         return UNKNOWN
     if base.kind is Kind.MODULE:
