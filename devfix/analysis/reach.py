@@ -150,6 +150,9 @@ class _GpuCalls:
     # the blocks (ids) with a statement that asks for a GPU whenever the block runs, whatever
     # the conditions around the block
     asking_blocks: set[int] = field(default_factory=set)
+    asking_lines: set[int] = field(default_factory=set)  # those statement lines themselves
+    # statement lines (ids) that call, unconditionally within the line, functions of the file
+    site_lines: dict[int, list[cst.FunctionDef]] = field(default_factory=dict)
 
 
 def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
@@ -166,9 +169,10 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
-            block = _block_of_line(tree, call)
-            if block is not None:
-                index.asking_blocks.add(id(block))
+            line = _line_of(tree, call)
+            if line is not None:
+                index.asking_lines.add(id(line))
+                index.asking_blocks.add(id(tree.parent(line)))
         for owner, body in [
             (tree.module, tree.module.body),
             *((i.node, _statements(i.node)) for i in program.functions.values()),
@@ -181,6 +185,9 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
                 owner = scope_owner(tree, site)
                 if owner is not info.node and _unconditional_in(tree, site, owner, program):
                     index.sites.setdefault(id(owner), []).append((site, info.node))
+                line = _line_of(tree, site) if owner is not info.node else None
+                if line is not None:
+                    index.site_lines.setdefault(id(line), []).append(info.node)
         _GPU_CALLS[program] = index
     return index
 
@@ -656,7 +663,13 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
     if statement is program.first_failure and block is tree.module:
         return True  # raises ImportError or NameError on every machine: nothing after it runs
     if isinstance(statement, cst.SimpleStatementLine):
-        return any(
+        # `model, ... = restore_from(model, ...)`, whose `torch.cuda.current_device()` fails
+        # without a GPU (SiamMask's training scripts): nothing after it runs there either
+        index = _gpu_calls(tree, program)
+        asks = id(statement) in index.asking_lines or any(
+            needs_gpu_when_called(tree, program, callee) for callee in index.site_lines.get(id(statement), ())
+        )
+        return asks or any(
             (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or _exits(tree, program, small)
             for small in statement.body
         )
@@ -667,12 +680,12 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
     ) or _every_branch_asks_for_a_gpu(tree, program, block, statement)
 
 
-def _block_of_line(tree: Tree, call: cst.CSTNode) -> cst.CSTNode | None:
-    """The block whose statement line holds `call` where nothing in the line makes it
-    conditional (a conditional expression, `and`/`or`, a lambda, a comprehension)."""
+def _line_of(tree: Tree, call: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement line that holds `call` where nothing in the line makes it conditional (a
+    conditional expression, `and`/`or`, a lambda, a comprehension)."""
     for ancestor in tree.ancestors(call):
         if isinstance(ancestor, cst.SimpleStatementLine):
-            return tree.parent(ancestor)
+            return ancestor
         if isinstance(ancestor, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.BaseComp, cst.DictComp)):
             return None
     return None
