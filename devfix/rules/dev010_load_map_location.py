@@ -83,6 +83,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # written by this very run on this machine: it loads wherever it was saved
         if _saved_on_cpu(facts, call):
             return None  # the file's own save of that path writes CPU tensors: they load anywhere
+        if _every_save_here_on_cpu(facts) and _feeds_load_state_dict(facts, call):
+            return None  # the file trains and saves on the CPU (`model.cpu()` first): what it loads back
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         if _mapped_in_the_other_branch(facts, call):
@@ -224,6 +226,28 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     ]
     return bool(saved) and all(
         _moved_to_cpu(node) or _on_the_cpu(value) or _plain_object(facts, value) for node, value in saved
+    )
+
+
+def _every_save_here_on_cpu(facts: FileFacts) -> bool:
+    """The file saves models, and every `torch.save` of it writes CPU tensors (fast-neural-style's
+    `transformer.cpu()` before it saves the trained weights): the state dicts its other
+    functions load are those, with no GPU storage in them."""
+    saves = [(save.args[0].value, value) for save, value in facts.program.saves if save.args]
+    return bool(saves) and all(
+        _moved_to_cpu(node) or (_on_the_cpu(value) and value.kind is Kind.MODULE) or _cpu_state_dict(node, value)
+        for node, value in saves
+    )
+
+
+def _cpu_state_dict(node: cst.BaseExpression, value: Value) -> bool:
+    """`model.state_dict()` of a model on the CPU where it is saved."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "state_dict"
+        and value.kind is not Kind.TENSOR
+        and value.place is Place.CPU
     )
 
 
