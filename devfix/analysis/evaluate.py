@@ -179,6 +179,10 @@ class Frame:
             # `if args.cuda: use_gpu = True` (or `self.cuda = True`): a flag that says what the
             # check said, false where the check is (a CPU-only machine)
             value = replace(value, flag=self.gpu_guards[-1], cpu=False)
+        if self.gpu_guards and value.qual == "torch.cuda" and value.flag is None:
+            # `if torch.cuda.is_available(): type_prefix = torch.cuda else: type_prefix = torch`
+            # (TabSurvey's DeepGBM): its tensor types are CUDA's only where the check chose them
+            value = replace(value, flag=self.gpu_guards[-1])
         if isinstance(target, cst.Name):
             value = self.program.rebind_origins(value, target.value, binder, self.loops[-1] if self.loops else None)
             if target.value in self.attribute_owners:
