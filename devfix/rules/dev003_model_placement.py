@@ -87,6 +87,10 @@ for x, y in loader:
         message = f"{what} is built on the CPU and meets {met}"
         if not move.fixable:
             return self.finding(call, f"{message}; not moved: {move.reason}", hint=NO_DEVICE_HINT)
+        if _copies_gradients(facts):
+            reason = "the file copies gradients into another model (`shared._grad = local.grad`), which must share its device"
+            hint = "keep the local model and its inputs on the shared model's device (the CPU), or move both"
+            return self.finding(call, f"{message}; not moved: {reason}", hint=hint)
         if all(o.kind == "module" for o in move.evidence):
             # a layer built inside a module's own method meets its activations: their device
             relative = facts.devices.relative(call, move.meetings)
@@ -279,4 +283,19 @@ def _set_before(tree: Tree, device: str, build: cst.BaseStatement) -> bool:
                     for t in targets
                 ):
                     return True
+    return False
+
+
+def _copies_gradients(facts: FileFacts) -> bool:
+    """`global_param._grad = local_param._grad` (A3C's workers, Hogwild training): a local model
+    hands its gradients to a shared one kept in CPU shared memory, so the two must live on one
+    device, and the shared one cannot move; moving the local one breaks the copy."""
+    for assign in facts.data.assigns:
+        value = assign.value
+        copied = isinstance(value, cst.Attribute) and value.attr.value in ("grad", "_grad")
+        if copied and any(
+            isinstance(target.target, cst.Attribute) and target.target.attr.value in ("grad", "_grad")
+            for target in assign.targets
+        ):
+            return True
     return False
