@@ -163,6 +163,15 @@ def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
     after its save (GCNII's `train()` keeps the best epoch, then tests it)."""
     tree, program = facts.tree, facts.program
     saver, loader = tree.enclosing(save, cst.FunctionDef), tree.enclosing(load, cst.FunctionDef)
+    if loader is None and isinstance(saver, cst.FunctionDef):
+        # the module's own code calls the saving function, then loads (rtdl's `save_checkpoint()`
+        # on each best epoch of a module-level loop, then the final reload)
+        return any(
+            tree.function_scope_of(site).kind == "module"
+            and tree.order(site) < tree.order(load)
+            and _runs_whenever(tree, site, load)
+            for site in program.call_sites.get(id(saver), [])
+        )
     if not isinstance(loader, cst.FunctionDef) or saver is loader:
         return False
     if isinstance(saver, cst.FunctionDef):
