@@ -87,8 +87,8 @@ for x, y in loader:
         message = f"{what} is built on the CPU and meets {met}"
         if not move.fixable:
             return self.finding(call, f"{message}; not moved: {move.reason}", hint=NO_DEVICE_HINT)
-        if _copies_gradients(facts):
-            reason = "the file copies gradients into another model (`shared._grad = local.grad`), which must share its device"
+        if _copies_gradients(facts, call):
+            reason = "its class copies gradients into another model (`shared._grad = local.grad`), which must share its device"
             hint = "keep the local model and its inputs on the shared model's device (the CPU), or move both"
             return self.finding(call, f"{message}; not moved: {reason}", hint=hint)
         if all(o.kind == "module" for o in move.evidence):
@@ -286,11 +286,18 @@ def _set_before(tree: Tree, device: str, build: cst.BaseStatement) -> bool:
     return False
 
 
-def _copies_gradients(facts: FileFacts) -> bool:
-    """`global_param._grad = local_param._grad` (A3C's workers, Hogwild training): a local model
-    hands its gradients to a shared one kept in CPU shared memory, so the two must live on one
-    device, and the shared one cannot move; moving the local one breaks the copy."""
+def _copies_gradients(facts: FileFacts, build: cst.CSTNode) -> bool:
+    """`global_param._grad = local_param._grad` in the class that builds the model (A3C's
+    workers, Hogwild training): a local model hands its gradients to a shared one kept in CPU
+    shared memory, so the two must live on one device, and the shared one cannot move; moving
+    the local one breaks the copy."""
+    tree = facts.tree
+    klass = tree.enclosing(build, cst.ClassDef)
+    if klass is None:
+        return False
     for assign in facts.data.assigns:
+        if not tree.is_inside(assign, klass):
+            continue
         value = assign.value
         copied = isinstance(value, cst.Attribute) and value.attr.value in ("grad", "_grad")
         if copied and any(
