@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from devfix.analysis import users
 from devfix.analysis.project import ProjectFacts
-from devfix.analysis.text import indented_defs, named_in_own_file, top_level_defs, top_level_names
+from devfix.analysis.text import indented_defs, named_in_own_file, top_level_names
 from devfix.results import FileResult
 
 
@@ -77,8 +77,10 @@ def _only_gpu_subclasses(
 def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tuple[str, str]]:
     """For each method name some GPU-only code calls on an object of unknown class: the file
     and top-level class of its one definition in the run (a name defined twice, or as a nested
-    or top-level function, is nobody's; so is one of a file that calls `getattr`, which may
-    reach its methods by a computed name)."""
+    function, is nobody's; so is one of a file that calls `getattr`, which may reach its
+    methods by a computed name). A top-level function of the same name is no rival: the call
+    is on an object, not on a module, which the flow would have named (YOLOX's
+    `Exp.random_resize` beside `data_prefetcher.random_resize`)."""
     wanted = {name.encode() for name in names}
     if not wanted:
         return {}
@@ -86,7 +88,7 @@ def _method_owners(reads: Sequence[FileResult], names: set[str]) -> dict[str, tu
     for read in reads:
         if read.error is None and any(b"def " + name in read.old for name in wanted):
             computed = b"getattr(" in read.old
-            definitions = [*((name, None) for name in top_level_defs(read.old)), *indented_defs(read.old)]
+            definitions = indented_defs(read.old)
             for name, owner in definitions:
                 if name in wanted:
                     found.setdefault(name, []).append((read.path, None if computed else owner))

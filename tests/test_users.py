@@ -244,3 +244,12 @@ def test_a_variable_named_like_the_class_hands_nothing_over(tmp_path):
         "print(Seq2Seq(torch.randint(0, 20, (1, 5)).cuda(), steps=5).shape)\n"
     )
     assert project_findings(tmp_path / "p", {"evaluate.py": evaluate}) == []
+
+
+def test_a_top_level_function_of_the_same_name_is_no_rival_method(tmp_path):
+    """YOLOX's `Exp.random_resize` beside a module-level `random_resize` in another file: the
+    GPU-only trainer's `self.exp.random_resize(...)` is a call on an object, so the function is
+    not what it reaches, and the method stays GPU-only."""
+    shutil.copytree(METHOD_CASE, tmp_path / "p")
+    helper = "def get_loss(results, labels):\n    return 0.0\n"
+    assert _package_findings(tmp_path / "p", {"helpers.py": helper}) == []
