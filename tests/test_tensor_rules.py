@@ -105,3 +105,18 @@ def test_dev007_never_takes_the_device_of_a_parameter_annotated_as_no_tensor():
     assert isinstance(function, cst.FunctionDef)
     verdicts = {p.name.value: _annotated_no_tensor(p) for p in function.params.params}
     assert verdicts == {"self": False, "a": True, "b": True, "c": False, "d": False, "e": False}
+
+
+def test_dev003_a_new_head_run_before_its_model_is_moved_is_still_moved_where_it_is_built():
+    """The holder's later move places the new head only if nothing runs it before (EasyOCR's
+    fine-tuning moves the model right after initialising the head; here a forward comes first)."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2)).to(device)\n"
+        "model.head = nn.Linear(2, 3)\n"
+        "print(model.head(model(torch.randn(1, 4).to(device))))\n"
+        "model = model.to(device)\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert [d.code for d in diagnostics] == ["DEV003"]
+    assert "model.head = nn.Linear(2, 3).to(device)" in new

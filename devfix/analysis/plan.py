@@ -240,24 +240,61 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
 def _moved_by_the_next_statement(tree: Tree, built: cst.CSTNode) -> bool:
     """`model.fc = nn.Linear(...)` then `model.fc = model.fc.cuda()` (a fine-tuning script's
     new head), or `self.embed = nn.Embedding(...)` then `self.embed.to(old.weight.device)`: the
-    module built is moved, in place, by the statement after the one that assigns it, to where
-    the program chose; wherever the flow meets it later, the program has placed it."""
+    module built is moved, in place, by a later statement of the same block, to where the
+    program chose; wherever the flow meets it later, the program has placed it. The move may
+    be of the object holding it (`model.module.Prediction = nn.Linear(...)`, its weights
+    initialised in a loop, then `model = model.to(device)`: EasyOCR's fine-tuning), as long as
+    nothing between calls the module or its holder."""
     statement = tree.statement_of(built)
     assigned = _only_small(statement)
     if not (isinstance(assigned, cst.Assign) and assigned.value is built and len(assigned.targets) == 1):
         return False
     target = assigned.targets[0].target
+    holders = _holders(target)
     block = list(tree.block_of(statement))  # type: ignore[arg-type]  # a statement line here
-    following = block.index(statement) + 1 if statement in block else len(block)
-    move = _only_small(block[following]) if following < len(block) else None
-    if isinstance(move, cst.Assign) and len(move.targets) == 1 and move.targets[0].target.deep_equals(target):
-        call: cst.BaseExpression = move.value
-    elif isinstance(move, cst.Expr):
-        call = move.value
-    else:
-        return False
-    func = call.func if isinstance(call, cst.Call) else None
-    return isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and func.value.deep_equals(target)
+    start = block.index(statement) + 1 if statement in block else len(block)
+    for following in block[start:]:
+        move = _only_small(following)
+        if isinstance(move, cst.Assign) and len(move.targets) == 1:
+            call: cst.BaseExpression | None = move.value
+            if not any(move.targets[0].target.deep_equals(holder) for holder in holders):
+                call = None
+        elif isinstance(move, cst.Expr):
+            call = move.value
+        else:
+            call = None
+        func = call.func if isinstance(call, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            if any(func.value.deep_equals(holder) for holder in holders):
+                return True
+        if _calls_any(following, holders):
+            return False  # used before it is moved
+    return False
+
+
+def _holders(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`model.module.Prediction`, `model.module`, `model`: the target and what holds it."""
+    found = [target]
+    while isinstance(target, cst.Attribute):
+        target = target.value
+        found.append(target)
+    return found
+
+
+def _calls_any(statement: cst.CSTNode, holders: list[cst.BaseExpression]) -> bool:
+    """The statement calls the module or what holds it (`model(x)`), or hands it to a call."""
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            parts = [node.func, *(arg.value for arg in node.args)]
+            if any(part.deep_equals(holder) for part in parts for holder in holders):
+                self.found = True
+
+    finder = Finder()
+    statement.visit(finder)
+    return finder.found
 
 
 def _only_small(statement: cst.CSTNode | None) -> cst.BaseSmallStatement | None:
