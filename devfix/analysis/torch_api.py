@@ -188,8 +188,9 @@ def is_negative_flag(name: str) -> bool:
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
 GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt"})
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
-# apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels).
-GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex"}
+# apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels),
+# DeepSpeed (`deepspeed.initialize` sets up its engine on the GPU of the process's local rank).
+GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex", "deepspeed"}
 # torch functions that raise on a CPU-only machine whatever they are given: the functional
 # `data_parallel(model, x)` asks for the GPUs before it looks at its arguments ("device type
 # could not be determined"); the `nn.DataParallel` module, by contrast, runs its module on a CPU.
