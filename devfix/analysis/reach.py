@@ -427,6 +427,29 @@ def _is_main_check(test: cst.BaseExpression) -> bool:
     )
 
 
+def _handed_only_to_gpu_calls(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+    """The function, called nowhere in the file, is handed as an argument only to calls that
+    need a GPU: NVAE's `init_processes(0, size, main, args)`, which sets the CUDA device and
+    starts an NCCL process group before it calls `main`."""
+    gpu_calls = {id(call) for call in program.gpu_only_calls}
+    handed = [
+        call
+        for call in tree.data.calls
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and (value := program.values.get(id(arg.value))) is not None
+        and value.ref is function
+    ]
+    return bool(handed) and all(id(call) in gpu_calls or _calls_a_gpu_function(tree, program, call) for call in handed)
+
+
+def _calls_a_gpu_function(tree: Tree, program: Program, call: cst.Call) -> bool:
+    """`call` calls a function of this file that needs a GPU whenever it is called."""
+    callee = program.values.get(id(call.func))
+    ref = callee.ref if callee is not None else None
+    return isinstance(ref, cst.FunctionDef) and needs_gpu_when_called(tree, program, ref)
+
+
 def _function_runs(
     tree: Tree, program: Program, function: cst.FunctionDef, memo: dict[int, bool], caught: bool = True
 ) -> bool:
@@ -449,6 +472,8 @@ def _function_runs(
                 for site in sites
                 if not _never_called(tree, site)
             )
+        elif _handed_only_to_gpu_calls(tree, program, function):
+            result = False  # `init_processes(0, size, main, args)`: it runs inside a call that needs a GPU
         else:
             result = runs_without_gpu(tree, program, function, memo, caught=caught)
     memo[key] = result
