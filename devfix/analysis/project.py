@@ -89,6 +89,7 @@ class NameScans:
     methods: frozenset[str]
     plain_gpu_tensors: bool
     own_cuda_objects: bool
+    savers: frozenset[str]  # display paths of the files that write `torch.save(`
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
@@ -101,6 +102,7 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         frozenset().union(*(defined_methods(data) for _, data in files)) if len(files) > 1 else frozenset(),
         any(keeps_plain_gpu_tensors(data) for _, data in files),
         any(defines_own_cuda_object(data) for _, data in files),
+        frozenset(path for path, data in files if b"torch.save(" in data),
     )
 
 
@@ -134,6 +136,7 @@ class ProjectView:
     # a plain class of the run (no base) has its own `cuda()` and no `to()`: a `.cuda()` on an
     # object of unknown class may be that method (defines_own_cuda_object)
     own_cuda_objects: bool = False
+    other_files_save: bool = False  # another file of the run writes `torch.save(`
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class ProjectFacts:
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
     own_cuda_objects: bool = False  # see ProjectView.own_cuda_objects
+    savers: frozenset[str] = frozenset()  # display paths of the files that write `torch.save(`
     # display paths of the files that fork worker processes, and of those files with every file
     # their imports load (`forked_after`)
     fork_files: frozenset[str] = frozenset()
@@ -220,6 +224,7 @@ class ProjectFacts:
             methods=named.methods,
             plain_gpu_tensors=named.plain_gpu_tensors,
             own_cuda_objects=named.own_cuda_objects,
+            savers=named.savers,
             fork_files=frozenset(forks),
             runs_before_a_fork=forked_after(files, index, forks),
         )
@@ -250,6 +255,7 @@ class ProjectFacts:
             self.methods,
             self.plain_gpu_tensors or keeps_plain_gpu_tensors(data),
             self.own_cuda_objects or defines_own_cuda_object(data),
+            bool(self.savers - {path}),
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:

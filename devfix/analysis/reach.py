@@ -169,7 +169,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
-            line = _line_of(tree, call)
+            line = _line_of(tree, call) if not _collective(program, call) else None
             if line is not None:
                 index.asking_lines.add(id(line))
                 index.asking_blocks.add(id(tree.parent(line)))
@@ -703,6 +703,14 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
         and cpu_truth(program, statement.test) is True
         and _ends(tree, program, statement.body)
     ) or _every_branch_asks_for_a_gpu(tree, program, block, statement)
+
+
+def _collective(program: Program, call: cst.CSTNode) -> bool:
+    """`torch.distributed.all_reduce(...)`: GPU code by design where the group is NCCL's, but a
+    `gloo` group takes CPU tensors, so what follows it may still run without a GPU (dlrm's
+    `barrier()`, whose `torch.cuda.synchronize()` after it is a bug)."""
+    callee = program.values.get(id(call.func)) if isinstance(call, cst.Call) else None
+    return callee is not None and (callee.qual or "").startswith("torch.distributed.")
 
 
 def _line_of(tree: Tree, call: cst.CSTNode) -> cst.CSTNode | None:

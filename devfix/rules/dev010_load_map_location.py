@@ -83,7 +83,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # written by this very run on this machine: it loads wherever it was saved
         if _saved_on_cpu(facts, call):
             return None  # the file's own save of that path writes CPU tensors: they load anywhere
-        if _every_save_here_on_cpu(facts) and _feeds_load_state_dict(facts, call):
+        if not facts.view.other_files_save and _every_save_here_on_cpu(facts) and _feeds_load_state_dict(facts, call):
             return None  # the file trains and saves on the CPU (`model.cpu()` first): what it loads back
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
@@ -163,9 +163,10 @@ def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
     after its save (GCNII's `train()` keeps the best epoch, then tests it)."""
     tree, program = facts.tree, facts.program
     saver, loader = tree.enclosing(save, cst.FunctionDef), tree.enclosing(load, cst.FunctionDef)
-    if loader is None and isinstance(saver, cst.FunctionDef):
+    if loader is None and isinstance(saver, cst.FunctionDef) and not program.path.endswith(".ipynb"):
         # the module's own code calls the saving function, then loads (rtdl's `save_checkpoint()`
-        # on each best epoch of a module-level loop, then the final reload)
+        # on each best epoch of a module-level loop, then the final reload); not a notebook,
+        # whose reader may run the loading cell alone, in a later session
         return any(
             tree.function_scope_of(site).kind == "module"
             and tree.order(site) < tree.order(load)
@@ -242,21 +243,28 @@ def _every_save_here_on_cpu(facts: FileFacts) -> bool:
     """The file saves models, and every `torch.save` of it writes CPU tensors (fast-neural-style's
     `transformer.cpu()` before it saves the trained weights): the state dicts its other
     functions load are those, with no GPU storage in them."""
-    saves = [(save.args[0].value, value) for save, value in facts.program.saves if save.args]
-    return bool(saves) and all(
-        _moved_to_cpu(node) or (_on_the_cpu(value) and value.kind is Kind.MODULE) or _cpu_state_dict(node, value)
-        for node, value in saves
-    )
+    saves = [(save, save.args[0].value) for save, _ in facts.program.saves if save.args]
+    return bool(saves) and all(_moved_to_cpu(node) or _cpu_state_dict(facts, save, node) for save, node in saves)
 
 
-def _cpu_state_dict(node: cst.BaseExpression, value: Value) -> bool:
-    """`model.state_dict()` of a model on the CPU where it is saved."""
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "state_dict"
-        and value.kind is not Kind.TENSOR
-        and value.place is Place.CPU
+def _cpu_state_dict(facts: FileFacts, save: cst.Call, node: cst.BaseExpression) -> bool:
+    """`model.state_dict()` where the saving function moved `model` to the CPU before
+    (`transformer.cpu()`): the flow's place of a model alone is no proof (a class's network,
+    moved by a subclass in another file, looks unmoved here)."""
+    if not (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict"
+    ):
+        return False
+    model = node.func.value
+    tree = facts.tree
+    scope = tree.function_scope_of(save)
+    return any(
+        isinstance(call.func, cst.Attribute)
+        and call.func.value.deep_equals(model)
+        and (call.func.attr.value == "cpu" or (call.func.attr.value == "to" and _moved_to_cpu(call)))
+        and tree.function_scope_of(call) is scope
+        and tree.order(call) < tree.order(save)
+        for call in facts.data.calls
     )
 
 
