@@ -57,7 +57,8 @@ class CausalSelfAttention(nn.Module):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for move in ctx.facts.plan.by_rule(self.code):
-            yield self._fix(ctx, move)
+            if not _also_a_parameter(ctx, move):
+                yield self._fix(ctx, move)
 
     def _fix(self, ctx: RuleContext, move: Move) -> Finding:
         facts = ctx.facts
@@ -100,3 +101,31 @@ class CausalSelfAttention(nn.Module):
             if (isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super") or call.args:
                 return tree.order(call) < tree.order(assign)
         return False
+
+
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _also_a_parameter(ctx: RuleContext, move: Move) -> bool:
+    """The class assigns the attribute an `nn.Parameter` too (`if bias: self.bias =
+    Parameter(...) else: self.bias = torch.zeros(...)`, pytorch-kaldi's quaternion layers): as a
+    buffer it would leave the module's parameters, untrained and unsaved (spec DEV012)."""
+    facts = ctx.facts
+    tree = facts.tree
+    target = move.origin.node
+    method = tree.enclosing(target, cst.FunctionDef)
+    klass = tree.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
+    if klass is None or not isinstance(target, cst.Attribute):
+        return False
+    for assign in facts.data.assigns:
+        value = assign.value
+        if not (isinstance(value, cst.Call) and tree.is_inside(assign, klass)):
+            continue
+        callee = facts.value(value.func)
+        if callee is None or callee.qual not in _PARAMETERS:
+            continue
+        if any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == target.attr.value for t in assign.targets
+        ):
+            return True
+    return False
