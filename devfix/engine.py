@@ -362,6 +362,16 @@ def _configures_gpus(read: FileResult, project: ProjectFacts) -> bool:
     return several and any(word in read.old for word in (b"cuda", b"gpu", b"CUDA", b"GPU"))
 
 
+def _scriptable(facts: FileFacts, finding: Finding) -> Finding:
+    """A fix inside code TorchScript compiles is reported without its edit: TorchScript refuses
+    the device declaration a fix needs (`torch.cuda.is_available()`), so the layer could no
+    longer be built on any machine (pytorch-kaldi's `@torch.jit.script_method` cells)."""
+    if not finding.fixable or not facts.in_torchscript(finding.node):
+        return finding
+    hint = "inside TorchScript code: pass the device in (a tensor argument's `.device`), by hand"
+    return dataclasses.replace(finding, edits=(), requests=(), hint=hint)
+
+
 def _fails_on_import(facts: FileFacts, project: ProjectFacts, result: FileResult) -> bool:
     """The file's top-level code imports a project module that cannot be imported itself
     (Python 2 syntax, maybe three files down): importing the file raises SyntaxError too. A
@@ -448,7 +458,9 @@ def _run(
     if uses_only or not facts.uses_torch:
         return
     ctx = RuleContext(facts, config, module)
-    everything = [f for f in _unique(facts, _run_rules(ctx, rules)) if not facts.in_dead_code(f.node)]
+    everything = [
+        _scriptable(facts, f) for f in _unique(facts, _run_rules(ctx, rules)) if not facts.in_dead_code(f.node)
+    ]
     findings = [f for f in everything if not silenced.silences(facts.position(f.node)[0], f.rule.code)]
     wanted = [f for f in findings if f.fixable and (f.rule.safety == "safe" or config.unsafe_fixes)]
     # a fix whose device declaration is silenced (`# devfix: ignore[DEV001]`) is not applied

@@ -234,6 +234,19 @@ class FileFacts:
             for ancestor in self.tree.ancestors(node)
         )
 
+    def in_torchscript(self, node: cst.CSTNode) -> bool:
+        """`node` lies in code TorchScript compiles: a function decorated `@torch.jit.script` or
+        `@torch.jit.script_method` (pytorch-kaldi's `liGRU_layer.ligru_cell`). An edit there must
+        stay scriptable, and a device declaration (`torch.cuda.is_available()`) is not."""
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and any(
+                self.tree.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                in ("torch.jit.script", "torch.jit.script_method")
+                for d in ancestor.decorators
+            ):
+                return True
+        return False
+
     def undecided(self) -> list[cst.CSTNode]:
         """Where a value of unknown place meets one devfix knows (a model on the device and a
         batch a helper returned; a CPU tensor and a model a framework placed): the meetings it
