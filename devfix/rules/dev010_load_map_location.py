@@ -102,6 +102,9 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         choice = None if moved_after or kept_on_cpu else facts.devices.in_reach_or_planned(call)
         if choice is not None and facts.devices.may_be_an_index(choice.code, call):
             choice = None  # `map_location=0` raises TypeError: "cpu" where that is right, else a report
+        in_a_dataset = _in_a_dataset(facts, call)
+        if in_a_dataset:
+            choice = None  # a DataLoader's workers read it: CUDA there fails in forked workers
         code = choice.code if choice is not None else None
         whole = moved_after and not _feeds_load_state_dict(facts, call)
         if whole and facts.view.plain_gpu_tensors:
@@ -110,7 +113,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return self.finding(
                 call, message, hint="pass `map_location=` the device the program moves the model to afterwards"
             )
-        if code is None and (_feeds_load_state_dict(facts, call) or moved_after or kept_on_cpu):
+        if code is None and (_feeds_load_state_dict(facts, call) or moved_after or kept_on_cpu or in_a_dataset):
             code = facts.quote("cpu")
         if code is None:
             return self.finding(call, message, hint='pass `map_location=` (the device the program uses, or "cpu")')
@@ -237,6 +240,15 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     return bool(saved) and all(
         _moved_to_cpu(node) or _on_the_cpu(value) or _plain_object(facts, value) for node, value in saved
     )
+
+
+def _in_a_dataset(facts: FileFacts, call: cst.Call) -> bool:
+    """The load is in a method of a dataset class (Turbulent-Flow-Net's `__getitem__` reads one
+    sample file per item): a DataLoader's workers run it, where a CUDA map_location would
+    initialise CUDA in forked processes; the data belongs on the CPU, and the loader pins it."""
+    klass = facts.tree.enclosing(call, cst.ClassDef)
+    info = facts.program.classes.get(id(klass)) if klass is not None else None
+    return info is not None and info.kind == "dataset"
 
 
 def _every_save_here_on_cpu(facts: FileFacts) -> bool:
