@@ -418,7 +418,9 @@ class Devices:
         while scope is not None:
             request = self.requests.get(id(scope))
             if request is not None and (scope is here or scope.kind == "module"):
-                if scope.kind == "module" and here is scope and self.tree.order(request.anchor) > self.tree.order(node):
+                if here is scope and self.tree.order(request.anchor) > self.tree.order(node):
+                    # declared further down (before the first fix that asked): Zero-DCE's
+                    # `torch.load` above it would read `device` before it is bound
                     return None
                 return request
             scope = scope.visible_parent()
