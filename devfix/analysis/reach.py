@@ -431,16 +431,27 @@ def _handed_only_to_gpu_calls(tree: Tree, program: Program, function: cst.Functi
     """The function, called nowhere in the file, is handed as an argument only to calls that
     need a GPU: NVAE's `init_processes(0, size, main, args)`, which sets the CUDA device and
     starts an NCCL process group before it calls `main`."""
+    handed = _handed_functions(tree, program).get(id(function), [])
     gpu_calls = {id(call) for call in program.gpu_only_calls}
-    handed = [
-        call
-        for call in tree.data.calls
-        for arg in call.args
-        if isinstance(arg.value, cst.Name)
-        and (value := program.values.get(id(arg.value))) is not None
-        and value.ref is function
-    ]
     return bool(handed) and all(id(call) in gpu_calls or _calls_a_gpu_function(tree, program, call) for call in handed)
+
+
+_HANDED: weakref.WeakKeyDictionary[Program, dict[int, list[cst.Call]]] = weakref.WeakKeyDictionary()
+
+
+def _handed_functions(tree: Tree, program: Program) -> dict[int, list[cst.Call]]:
+    """For each function of the file passed by name as an argument, the calls it is passed to:
+    read once per program, so asking about every uncalled function stays linear."""
+    found = _HANDED.get(program)
+    if found is None:
+        found = {}
+        for call in tree.data.calls:
+            for arg in call.args:
+                value = program.values.get(id(arg.value)) if isinstance(arg.value, cst.Name) else None
+                if value is not None and isinstance(value.ref, cst.FunctionDef):
+                    found.setdefault(id(value.ref), []).append(call)
+        _HANDED[program] = found
+    return found
 
 
 def _calls_a_gpu_function(tree: Tree, program: Program, call: cst.Call) -> bool:
