@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, line_of, returns
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, reads_unbound_name
@@ -169,7 +170,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)
             seen.add(id(call))
-            line = _line_of(tree, call) if not _collective(program, call) else None
+            line = line_of(tree, call) if not collective(program, call) else None
             if line is not None:
                 index.asking_lines.add(id(line))
                 index.asking_blocks.add(id(tree.parent(line)))
@@ -185,7 +186,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
                 owner = scope_owner(tree, site)
                 if owner is not info.node and _unconditional_in(tree, site, owner, program):
                     index.sites.setdefault(id(owner), []).append((site, info.node))
-                line = _line_of(tree, site) if owner is not info.node else None
+                line = line_of(tree, site) if owner is not info.node else None
                 if line is not None:
                     index.site_lines.setdefault(id(line), []).append(info.node)
         _GPU_CALLS[program] = index
@@ -219,16 +220,7 @@ def _refuses_within(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
 
 def _stops(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
     """The block raises or exits the program (a `return` is only a way around the GPU)."""
-    return _ends(tree, program, body) and not _returns(body)
-
-
-def _returns(body: cst.BaseSuite) -> bool:
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    return (
-        bool(statements)
-        and isinstance(statements[-1], cst.SimpleStatementLine)
-        and isinstance(statements[-1].body[-1], cst.Return)
-    )
+    return ends(tree, program, body) and not returns(body)
 
 
 def scope_owner(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:
@@ -630,21 +622,6 @@ def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
     return False
 
 
-EXITS = frozenset(
-    {
-        "pytest.skip",
-        "pytest.exit",
-        "pytest.fail",
-        "sys.exit",
-        "exit",
-        "quit",
-        "builtins.exit",
-        "builtins.quit",
-        "os._exit",
-    }
-)
-
-
 def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
     """`node` follows, at the module's top, a statement that ends the process on every machine
     (`sys.exit()`; `os._exit(00)`, which a notebook runs to restart its runtime): in a script
@@ -662,7 +639,7 @@ def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
                 index
                 for index, statement in enumerate(body)
                 if isinstance(statement, cst.SimpleStatementLine)
-                and any(_exits(tree, program, s) for s in statement.body)
+                and any(exits(tree, program, s) for s in statement.body)
             ),
             len(body),
         )
@@ -706,33 +683,14 @@ def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: c
             needs_gpu_when_called(tree, program, callee) for callee in index.site_lines.get(id(statement), ())
         )
         return asks or any(
-            (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or _exits(tree, program, small)
+            (isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False) or exits(tree, program, small)
             for small in statement.body
         )
     return (
         isinstance(statement, cst.If)
         and cpu_truth(program, statement.test) is True
-        and _ends(tree, program, statement.body)
+        and ends(tree, program, statement.body)
     ) or _every_branch_asks_for_a_gpu(tree, program, block, statement)
-
-
-def _collective(program: Program, call: cst.CSTNode) -> bool:
-    """`torch.distributed.all_reduce(...)`: GPU code by design where the group is NCCL's, but a
-    `gloo` group takes CPU tensors, so what follows it may still run without a GPU (dlrm's
-    `barrier()`, whose `torch.cuda.synchronize()` after it is a bug)."""
-    callee = program.values.get(id(call.func)) if isinstance(call, cst.Call) else None
-    return callee is not None and (callee.qual or "").startswith("torch.distributed.")
-
-
-def _line_of(tree: Tree, call: cst.CSTNode) -> cst.CSTNode | None:
-    """The statement line that holds `call` where nothing in the line makes it conditional (a
-    conditional expression, `and`/`or`, a lambda, a comprehension)."""
-    for ancestor in tree.ancestors(call):
-        if isinstance(ancestor, cst.SimpleStatementLine):
-            return ancestor
-        if isinstance(ancestor, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.BaseComp, cst.DictComp)):
-            return None
-    return None
 
 
 def _every_branch_asks_for_a_gpu(tree: Tree, program: Program, block: cst.CSTNode, statement: cst.CSTNode) -> bool:
@@ -745,7 +703,7 @@ def _every_branch_asks_for_a_gpu(tree: Tree, program: Program, block: cst.CSTNod
     asking = _gpu_calls(tree, program).asking_blocks
     branch: cst.If = statement
     while True:
-        if id(branch.body) not in asking and not _asked_under_earlier(block, statement, branch.test, asking):
+        if id(branch.body) not in asking and not asked_under_earlier(block, statement, branch.test, asking):
             return False
         orelse = branch.orelse
         if orelse is None:
@@ -753,58 +711,3 @@ def _every_branch_asks_for_a_gpu(tree: Tree, program: Program, block: cst.CSTNod
         if isinstance(orelse, cst.Else):
             return id(orelse.body) in asking
         branch = orelse
-
-
-def _asked_under_earlier(
-    block: cst.CSTNode, statement: cst.CSTNode, test: cst.BaseExpression, asking: set[int]
-) -> bool:
-    """An earlier `if name:` of `block`, with the same plain name as `test` and no assignment of
-    it in between, holds a statement that asks for a GPU."""
-    if not isinstance(test, cst.Name):
-        return False
-    found = False
-    for earlier in getattr(block, "body", ()):
-        if earlier is statement:
-            return found
-        if isinstance(earlier, cst.If) and isinstance(earlier.test, cst.Name) and earlier.test.value == test.value:
-            found = found or id(earlier.body) in asking
-        elif _assigns(earlier, test.value):
-            found = False
-    return False
-
-
-def _assigns(statement: cst.CSTNode, name: str) -> bool:
-    """A statement line that binds `name` (`distributed = False`)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        targets: list[cst.BaseExpression] = []
-        if isinstance(small, cst.Assign):
-            targets = [target.target for target in small.targets]
-        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-            targets = [small.target]
-        if any(isinstance(target, cst.Name) and target.value == name for target in targets):
-            return True
-    return False
-
-
-def _ends(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
-    """The block leaves the function or the program: return, raise, `pytest.skip()`, `sys.exit()`."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
-        return False
-    last = statements[-1].body[-1]
-    return isinstance(last, cst.Return) or _exits(tree, program, last)
-
-
-def _exits(tree: Tree, program: Program, small: cst.BaseSmallStatement) -> bool:
-    """`raise ...`, `sys.exit(0)`, `pytest.skip(...)`: nothing after it in its block runs. The
-    flow does not evaluate a branch the GPU run never takes (`if not torch.cuda.is_available():
-    sys.exit(1)`, PC-DARTS): the callee's name is then resolved through the scopes."""
-    if isinstance(small, cst.Raise):
-        return True
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        callee = program.values.get(id(small.value.func))
-        qual = callee.qual if callee is not None else tree.qualname(small.value.func)
-        return qual in EXITS
-    return False
