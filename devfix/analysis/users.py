@@ -19,7 +19,6 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.reach import runs_without_gpu
-from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Value
 
@@ -57,7 +56,7 @@ def calls(tree: Tree, program: Program) -> list[Use]:
             continue
         if not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
             continue
-        if isinstance(ref, cst.ClassDef) and _built_by_its_own_method(tree, ref, call):
+        if isinstance(ref, cst.ClassDef) and _built_by_its_own_method(tree, program, ref, call):
             continue  # `def new(self): return Network(...)`: only an instance built elsewhere runs it
         export = program.linked.get(id(ref))
         if export is not None:
@@ -93,14 +92,15 @@ def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | Non
     return (BY_NAME, name, runs_without_gpu(tree, program, call, caught=False))
 
 
-def _built_by_its_own_method(tree: Tree, klass: cst.ClassDef, call: cst.Call) -> bool:
+def _built_by_its_own_method(tree: Tree, program: Program, klass: cst.ClassDef, call: cst.Call) -> bool:
     """`call` builds `klass` inside one of its own instance methods (DARTS' `Network.new()`,
-    which copies the model): that runs only on an instance some other call built."""
+    which copies the model): that runs only on an instance some other call built. The flow
+    knows a method's instance parameter (`self_name`); static and class methods have none."""
     function = tree.enclosing(call, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef) or _top_level_class(tree, function) is not klass:
         return False
-    names = {dotted_name(d.decorator) for d in function.decorators}
-    return not names & {"staticmethod", "classmethod"}
+    info = program.functions.get(id(function))
+    return info is not None and info.self_name is not None
 
 
 def _top_level_class(tree: Tree, function: cst.FunctionDef) -> cst.ClassDef | None:
