@@ -34,6 +34,29 @@ def test_a_class_handed_to_other_code_is_not_known_to_be_gpu_only(tmp_path):
     assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"registry.py": registry})
 
 
+def test_a_librarys_class_of_the_same_name_is_no_mention_of_the_projects(tmp_path):
+    """RWKV's sub-projects: one file's `MMapIndexedDataset(torch.utils.data.Dataset)` and
+    another's `class Dataset(Dataset)` over PyTorch's name the library's class, so they hand
+    the GPU-only script's own class of that name to nobody."""
+    shutil.copytree(CASE, tmp_path / "p")
+    other = (
+        "import torch\nimport torch.nn as nn\nfrom torch.nn import Module as Seq2Seq\n\n\n"
+        "class Indexed(torch.nn.Seq2Seq):\n    pass\n\n\nclass Wrapped(Seq2Seq):\n    pass\n\n\n"
+        "class Seq2Seq(Seq2Seq):\n    pass\n\n\nLAYERS = [nn.Seq2Seq]\n"
+    )
+    assert project_findings(tmp_path / "p", {"layers.py": other}) == []
+
+
+def test_a_projects_class_named_after_its_library_base_is_still_a_mention(tmp_path):
+    """After `class Seq2Seq(Seq2Seq)` the name is the file's own class: a subclass of it there
+    is no library's."""
+    shutil.copytree(CASE, tmp_path / "p")
+    other = (
+        "from torch.nn import Module as Seq2Seq\n\n\nclass Seq2Seq(Seq2Seq):\n    pass\n\n\nREGISTRY = {'s': Seq2Seq}\n"
+    )
+    assert "model.py:27 DEV002" in project_findings(tmp_path / "p", {"layers.py": other})
+
+
 SUBCLASS = (
     "from model import Seq2Seq\n\n\nclass Translator(Seq2Seq):\n    def greedy(self, source):\n"
     "        return self(source, steps=3).argmax(-1)\n"

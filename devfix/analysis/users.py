@@ -19,6 +19,7 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.torch_api import HOST_LIBRARIES
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Value
 
@@ -162,15 +163,33 @@ def mentioned_elsewhere(source: bytes) -> Mentions | None:
     return Mentions(frozenset(finder.elsewhere), frozenset(finder.bases))
 
 
+# Packages whose attributes are their own: `torch.utils.data.Dataset` names PyTorch's class,
+# never a project class of the same name (RWKV's `class Dataset(Dataset)` in one sub-project,
+# `MMapIndexedDataset(torch.utils.data.Dataset)` in another).
+_LIBRARIES = frozenset({"torch", "torchvision", "torchaudio", "torchtext", *HOST_LIBRARIES})
+
+
+def _library_names(module: str | None, aliases: list[ast.alias], level: int = 0) -> set[str]:
+    """The names an import statement binds to a library module or one of its members."""
+    if level or (module is not None and module.split(".")[0] not in _LIBRARIES):
+        return set()
+    if module is not None:
+        return {alias.asname or alias.name for alias in aliases}
+    return {alias.asname or alias.name.split(".")[0] for alias in aliases if alias.name.split(".")[0] in _LIBRARIES}
+
+
 class _AstMentions(ast.NodeVisitor):
     """`_Mentions` on CPython's tree: every identifier LibCST holds as a `Name` counts (an
-    attribute, a keyword, a parameter, a `global`), the same as there."""
+    attribute, a keyword, a parameter, a `global`), the same as there, except a library's
+    own attributes and base classes (`torch.utils.data.Dataset`). LibCST's visitor reads only
+    the files CPython cannot, where counting more is the careful side."""
 
     def __init__(self, names: frozenset[str] | None) -> None:
         self.names = names  # None: every name
         self.elsewhere: set[str] = set()
         self.bases: set[tuple[str, str]] = set()
         self.inside: list[str] = []
+        self.libraries: set[str] = set()  # names imports bind to library modules (`torch`, `np`)
 
     def _mention(self, identifier: str | None) -> None:
         if (
@@ -181,20 +200,23 @@ class _AstMentions(ast.NodeVisitor):
             self.elsewhere.add(identifier)
 
     def visit_Import(self, node: ast.Import) -> None:
-        return
+        self.libraries |= _library_names(None, node.names)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        return
+        self.libraries |= _library_names(node.module or "", node.names, node.level)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for part in (*node.decorator_list, *node.keywords):
             self.visit(part)
         for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in self.libraries:
+                continue  # `class Dataset(Dataset)` after `from torch.utils.data import Dataset`
             if not self.inside and isinstance(base, ast.Name) and base.id != node.name:
                 if self.names is None or base.id in self.names:
                     self.bases.add((base.id, node.name))
             else:
                 self.visit(base)
+        self.libraries.discard(node.name)  # from here on the name is this class
         self._inside(node.name, node.body)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -233,8 +255,16 @@ class _AstMentions(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._mention(node.attr)
+        if not self._of_a_library(node.value):
+            self._mention(node.attr)
         self.visit(node.value)
+
+    def _of_a_library(self, value: ast.expr) -> bool:
+        """`torch.utils.data` in `torch.utils.data.Dataset`: a chain of attributes on a name an
+        import bound to a library."""
+        while isinstance(value, ast.Attribute):
+            value = value.value
+        return isinstance(value, ast.Name) and value.id in self.libraries
 
     def visit_keyword(self, node: ast.keyword) -> None:
         self._mention(node.arg)
