@@ -67,6 +67,14 @@ class Parsed:
     original: Original | None
 
 
+# A file's analysis kept between the GPU-only rounds of process_programs, with the bytes it was
+# made from: a round changes only which of its names only GPU-only code uses, which no part
+# of the flow reads (only reach.py's questions do), so each later round asks its calls again
+# (users.calls) and the last one runs the rules on it, instead of parsing and evaluating the
+# file once per round (a third of transferlearning's project run went there).
+Analyses = dict[str, tuple[bytes, FileFacts, Original | None]]
+
+
 def process_source(
     source: bytes,
     config: Config,
@@ -77,13 +85,15 @@ def process_source(
     incoming: dict[str, dict[str, Value]] | None = None,
     parsed: dict[str, Parsed] | None = None,
     uses_only: bool = False,
+    analyses: Analyses | None = None,
 ) -> FileResult:
     """Check (and with `fix`, rewrite) one file's bytes. Never raises for bad input.
 
     `parsed` keeps the file's parse for a second analysis of the same bytes (its callers'
     arguments, analyse_group): a LibCST module is immutable, and parsing is a third of the cost.
     `uses_only` stops once the file's calls of the run's code are known (`result.uses`, for
-    the GPU-only rounds of process_programs): no rule runs, nothing is reported.
+    the GPU-only rounds of process_programs): no rule runs, nothing is reported. `analyses`
+    keeps the analysis of a `uses_only` call for the next call on the same bytes.
 
     Whatever goes wrong (a parse error, a rule or analysis bug, a fix that does not parse)
     becomes `result.error`, with `result.new` equal to the original bytes: the file is left
@@ -96,7 +106,7 @@ def process_source(
             # The user's invalid escapes and the like (seen by `ast` and by string evaluation
             # in the analysis) are not devfix's to print.
             warnings.simplefilter("ignore")
-            _process(source, config, fix, result, project, incoming, parsed, uses_only)
+            _process(source, config, fix, result, project, incoming, parsed, uses_only, analyses)
     except RuleCrash as crash:
         result.fail(str(crash), crash.tb)
     except _Unparseable as error:
@@ -206,6 +216,7 @@ def process_programs(
     for path, names in used_only_by_broken_files(reads, results, project).items():
         grown[path] = grown.get(path, frozenset()) | names
     again: set[int] = set()  # files analysed again for their uses only
+    analyses: Analyses = {}  # their analyses, for the next round and the last step
     for _ in range(_GPU_ONLY_ROUNDS):
         changed = {path for path, names in grown.items() if not names <= project.gpu_only.get(path, frozenset())}
         if not changed:
@@ -220,14 +231,16 @@ def process_programs(
         for index, read in enumerate(reads):
             if read.path in changed and results[index] is not read and results[index].error is None:
                 # what a round needs is the file's uses: the rules run once, when the rounds are done
-                results[index] = _again(index, reads, configs, fix, project, incoming, kept, uses_only=True)
+                results[index] = _again(
+                    index, reads, configs, fix, project, incoming, kept, uses_only=True, analyses=analyses
+                )
                 again.add(index)
         grown = gpu_only_users(reads, results, mentions)
     # The last analysis of each file the rounds analysed again, with what they settled on: only
     # its own GPU-only names, which changed in its last round only, and the run's summaries and
     # callers' facts, fixed since the first round, are read.
     for index in sorted(again):
-        results[index] = _again(index, reads, configs, fix, project, incoming, kept)
+        results[index] = _again(index, reads, configs, fix, project, incoming, kept, analyses=analyses)
     if cache is not None and run_key:
         cache.put_run(
             reads, run_key, {index: result for index, result in enumerate(results) if result is not reads[index]}
@@ -278,8 +291,10 @@ def _again(
     parsed: dict[str, Parsed],
     *,
     uses_only: bool = False,
+    analyses: Analyses | None = None,
 ) -> FileResult:
-    """A file's analysis once more, with what its callers pass and its parse if kept."""
+    """A file's analysis once more, with what its callers pass and its parse (or its whole
+    analysis, from an earlier GPU-only round) if kept."""
     read = reads[index]
     return process_source(
         read.old,
@@ -290,6 +305,7 @@ def _again(
         incoming=incoming.get(read.path),
         parsed=parsed,
         uses_only=uses_only,
+        analyses=analyses,
     )
 
 
@@ -398,9 +414,15 @@ def _process(
     incoming: dict[str, dict[str, Value]] | None,
     parsed: dict[str, Parsed] | None = None,
     uses_only: bool = False,
+    analyses: Analyses | None = None,
 ) -> None:
+    analysed = analyses.pop(result.path, None) if analyses is not None else None
     kept = parsed.get(result.path) if parsed is not None else None
-    if kept is not None and kept.source is source:
+    facts: FileFacts | None = None
+    if analysed is not None and analysed[0] is source:
+        _, facts, original = analysed
+        module = facts.module
+    elif kept is not None and kept.source is source:
         module, original = kept.module, kept.original
     else:
         try:
@@ -416,7 +438,21 @@ def _process(
     if silenced.skip_file:
         return  # `# devfix: skip-file`
     rules = [rule() for rule in enabled_rules(config.select, config.extend_select, config.ignore)]
-    _run(module, rules, config, fix, result, project, silenced, incoming, original=original, uses_only=uses_only)
+    facts = _run(
+        module,
+        rules,
+        config,
+        fix,
+        result,
+        project,
+        silenced,
+        incoming,
+        original=original,
+        uses_only=uses_only,
+        facts=facts,
+    )
+    if uses_only and analyses is not None:
+        analyses[result.path] = (source, facts, original)
 
 
 def _run(
@@ -431,11 +467,37 @@ def _run(
     *,
     original: Original | None = None,
     uses_only: bool = False,
-) -> None:
+    facts: FileFacts | None = None,
+) -> FileFacts:
     """One analysis, every rule, one application of the fixes (with `fix`, into `result.new`).
     `original`: where CPython's parser read the file (which it must then read fixed too), its
-    bytes and statements' lines."""
-    facts = FileFacts(
+    bytes and statements' lines. `facts`: the file's analysis from an earlier GPU-only round,
+    told the names only GPU-only code uses now. Returns the analysis."""
+    if facts is not None:
+        facts.learn_gpu_only_users(project.gpu_only.get(result.path, frozenset()))
+    else:
+        facts = _analyse(module, config, rules, result, project, incoming, original)
+    if project.index is not None and project.index.several:
+        if _fails_on_import(facts, project, result):
+            project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
+        result.summary = facts.summary(result.path)
+        result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
+        result.uses = users.calls(facts.tree, facts.program)
+    if not uses_only and facts.uses_torch:
+        _report(module, rules, config, fix, result, silenced, facts, original)
+    return facts
+
+
+def _analyse(
+    module: cst.Module,
+    config: Config,
+    rules: Sequence[Rule],
+    result: FileResult,
+    project: ProjectFacts,
+    incoming: dict[str, dict[str, Value]] | None,
+    original: Original | None,
+) -> FileFacts:
+    return FileFacts(
         module,
         device_style=config.device_style,
         dataset_placement=config.dataset_placement,
@@ -449,14 +511,19 @@ def _run(
         view=project.view(result.path, result.old),
         original=original,
     )
-    if project.index is not None and project.index.several:
-        if _fails_on_import(facts, project, result):
-            project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
-        result.summary = facts.summary(result.path)
-        result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
-        result.uses = users.calls(facts.tree, facts.program)
-    if uses_only or not facts.uses_torch:
-        return
+
+
+def _report(
+    module: cst.Module,
+    rules: Sequence[Rule],
+    config: Config,
+    fix: bool,
+    result: FileResult,
+    silenced: suppressions.Suppressions,
+    facts: FileFacts,
+    original: Original | None,
+) -> None:
+    """Every rule on the file's analysis, and (with `fix`) their fixes applied."""
     ctx = RuleContext(facts, config, module)
     everything = [
         _scriptable(facts, f) for f in _unique(facts, _run_rules(ctx, rules)) if not facts.in_dead_code(f.node)

@@ -67,6 +67,12 @@ class FileFacts:
         self.assume_discarded_assigned = assume_discarded_assigned
         self.kept_discards: frozenset[int] = frozenset()
 
+    def learn_gpu_only_users(self, names: frozenset[str]) -> None:
+        """The file's names only GPU-only code uses, as the engine's latest round found them.
+        Only reach.py's questions read them, never the flow: the evaluation stands."""
+        self.view = replace(self.view, gpu_only_users=names)
+        self.program.gpu_only_users = names
+
     @property
     def data(self) -> Collected:
         return self.tree.data

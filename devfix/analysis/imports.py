@@ -75,6 +75,7 @@ class ProjectIndex:
         self._imports: dict[str, tuple[bytes, list[str]]] = {}  # importer -> (its bytes, what they import)
         self._suffixes: dict[str, list[str]] | None = None  # a module's own name -> the files of that name
         self._submodules: dict[str, frozenset[str]] = {}  # folder -> absent git submodules declared above it
+        self._resolved: dict[tuple[str, str | None, int], str | None] = {}  # resolve's answers
 
     def add_search_paths(self, files: Iterable[tuple[str, bytes]]) -> None:
         """Folders the run's files put on `sys.path` (py-faster-rcnn's `_init_paths.py`:
@@ -90,6 +91,7 @@ class ProjectIndex:
             found = [root for root in _search_path_texts(here, data) if root in holders]
             if found:
                 self.search_paths[os.path.normcase(os.path.abspath(path))] = found
+        self._resolved.clear()  # answers given before may have missed these folders
 
     @property
     def several(self) -> bool:
@@ -247,7 +249,14 @@ class ProjectIndex:
 
     def resolve(self, importer: str, module: str | None, level: int) -> str | None:
         """The display path of the project file `from <dots><module> import ...` in `importer`
-        names, if it is one of the run's files."""
+        names, if it is one of the run's files. Asked for every name a file reads from its
+        imports (project.linker), so each answer is kept."""
+        key = (importer, module, level)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(importer, module, level)
+        return self._resolved[key]
+
+    def _resolve(self, importer: str, module: str | None, level: int) -> str | None:
         folder = os.path.dirname(os.path.abspath(importer))
         parts = module.split(".") if module else []
         if level:
