@@ -73,6 +73,9 @@ class Parsed:
 # (users.calls) and the last one runs the rules on it, instead of parsing and evaluating the
 # file once per round (a third of transferlearning's project run went there).
 Analyses = dict[str, tuple[bytes, FileFacts, Original | None]]
+# At most this many are kept at once: memory stays flat in the number of files (a file beyond
+# it is analysed again each round, as before).
+_KEPT_ANALYSES = 128
 
 
 def process_source(
@@ -451,7 +454,7 @@ def _process(
         uses_only=uses_only,
         facts=facts,
     )
-    if uses_only and analyses is not None:
+    if uses_only and analyses is not None and len(analyses) < _KEPT_ANALYSES:
         analyses[result.path] = (source, facts, original)
 
 
