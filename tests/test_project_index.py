@@ -87,6 +87,50 @@ def test_an_import_of_a_module_the_project_folder_lacks_is_missing(tmp_path):
     assert _missing(files, 1) == [frozenset({"data.dogs"})]
 
 
+def test_a_relative_import_of_a_module_the_package_lacks_is_missing(tmp_path):
+    """PIDNet's `models/others/bisenet.py`, copied with `from . import model_utils` from a
+    package that had the sibling: importing it fails on every machine."""
+    files = _tree(
+        tmp_path,
+        {
+            "models/others/bisenet.py": b"import torch\nfrom .resnet import Resnet18\nfrom . import model_utils\n",
+            "models/others/resnet.py": b"class Resnet18: pass\n",
+            "models/seg.py": b"from . import model_utils, others\nfrom .ops.nms import nms\nfrom .head import Head\n"
+            b"from .others.resnet import Resnet18\nfrom . import VERSION\n",
+            "models/__init__.py": b"VERSION = 1\n",
+            "models/model_utils.py": b"",
+            "models/ops/nms.pyx": b"",  # compiled in place: Python imports the extension it builds
+            "models/ops/__init__.py": b"",
+        },
+    )
+    assert _missing(files, 3) == [frozenset({".model_utils"}), frozenset(), frozenset({".head"})]
+
+
+SELF_TEST = (
+    "import torch\nimport torch.nn as nn\nfrom . import model_utils\n\n\nclass Net(nn.Module):\n"
+    "    def forward(self, x):\n        return model_utils.scale(x)\n\n\nif __name__ == '__main__':\n"
+    "    net = Net().cuda()\n    print(net(torch.randn(2, 3).cuda()).shape)\n"
+)
+
+
+def _package_codes(root):
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
+    return sorted(d.code for r in process_project(reads, Config(), fix=False) for d in r.diagnostics)
+
+
+def test_the_self_test_of_a_module_that_cannot_be_imported_is_left_alone(tmp_path):
+    _tree(tmp_path, {"models/__init__.py": b"", "models/others/bisenet.py": SELF_TEST.encode()})
+    assert _package_codes(tmp_path) == []
+
+
+def test_the_self_test_of_a_module_whose_sibling_is_there_is_fixed(tmp_path):
+    helper = b"def scale(x):\n    return x * 2\n"
+    _tree(
+        tmp_path, {"models/__init__.py": b"", "models/bisenet.py": SELF_TEST.encode(), "models/model_utils.py": helper}
+    )
+    assert "DEV002" in _package_codes(tmp_path)
+
+
 def test_an_import_is_not_called_missing_when_python_could_find_it_elsewhere(tmp_path):
     files = _tree(
         tmp_path,

@@ -117,6 +117,12 @@ class ProjectIndex:
             names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
             if self._stale_root(module, [name for name in names if name]):
                 found.add(module)
+        for match in _FROM_RELATIVE.finditer(data):
+            module = match.group(2).decode("ascii", "replace")
+            names = [name.strip().split(" ")[0] for name in match.group(3).decode("ascii", "replace").split(",")]
+            missing = _missing_relative(importer, len(match.group(1)), module, [name for name in names if name])
+            if missing is not None:
+                found.add(missing)
         for match in _FROM_ANY.finditer(data):
             module = match.group(1).decode("ascii", "replace")
             names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
@@ -457,6 +463,25 @@ def _absent_in(folder: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _missing_relative(importer: str, level: int, module: str, names: list[str]) -> str | None:
+    """`from .model_utils import x` or `from . import model_utils` at a module's top, where
+    the package holds no such module in any form (nor, for the second, does its `__init__.py`
+    write the name; a folder without one is a namespace package, which holds modules only):
+    importing the file raises ImportError on every machine (PIDNet's `models/others/`, copied
+    from another repository without its sibling). The import as first_failure matches it: its
+    dots, then the module or the name."""
+    folder = os.path.dirname(os.path.abspath(importer))
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    if module:
+        return None if _provides(folder, module.split(".")) else "." * level + module
+    init = os.path.join(folder, "__init__.py")
+    for name in names:
+        if name != "*" and not _provides(folder, [name]) and not (os.path.isfile(init) and _mentions(init, name)):
+            return "." * level + name
+    return None
+
+
 def _provides(folder: str, parts: list[str]) -> bool:
     """`folder` holds the submodule `parts` in some form Python can import."""
     for _index, part in enumerate(parts):
@@ -578,6 +603,8 @@ def imported_modules(data: bytes) -> set[bytes]:
 
 # `from a.b import c, d` at a module's top (absolute), with the names it imports.
 _FROM_ANY = re.compile(rb"^from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w \t,*]+)", re.MULTILINE)
+# `from .model_utils import x`, `from .. import utils` at a module's top: dots, module, names.
+_FROM_RELATIVE = re.compile(rb"^from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)", re.MULTILINE)
 # `from a.b.c import d, e` at a module's top, with the names it imports.
 _FROM_NAMES = re.compile(rb"^from[ \t]+([\w]+\.[\w]+\.[\w.]+)[ \t]+import[ \t]+\(?([\w \t,]+)", re.MULTILINE)
 

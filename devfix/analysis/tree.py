@@ -173,7 +173,15 @@ def first_failure(
 
 
 def imports_module(small: cst.BaseSmallStatement, missing_modules: frozenset[str]) -> bool:
-    if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+    """The statement imports one of `missing_modules`: dotted names, a relative import's with
+    its dots (`.model_utils` for `from .model_utils import x` and `from . import model_utils`)."""
+    if isinstance(small, cst.ImportFrom) and small.relative:
+        dots = "." * len(small.relative)
+        if small.module is not None:
+            return dots + (dotted_name(small.module) or "") in missing_modules
+        aliases = small.names if not isinstance(small.names, cst.ImportStar) else ()
+        return any(dots + (dotted_name(alias.name) or "") in missing_modules for alias in aliases)
+    if isinstance(small, cst.ImportFrom) and small.module is not None:
         return dotted_name(small.module) in missing_modules
     if isinstance(small, cst.Import):
         return any(dotted_name(alias.name) in missing_modules for alias in small.names)
