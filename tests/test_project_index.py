@@ -237,6 +237,22 @@ def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     }
 
 
+def test_a_message_names_no_function_and_an_f_string_may(tmp_path):
+    """FastSpeech2's `print("TTS synthesis")` beside an uncalled `def synthesis()`: a string
+    with a space is a message, not a name looked up; an f-string holds code."""
+    files = _tree(
+        tmp_path,
+        {
+            "inference.py": b'from steps import shown\nprint("TTS synthesis")\nprint(f"{shown()} done")\n'
+            b"key = 'plain'\nprint('a long message about lookup')\n",
+            "steps.py": b"def synthesis(): pass\ndef shown(): pass\ndef plain(): pass\ndef lookup(): pass\n",
+        },
+    )
+    assert ProjectFacts.from_files(files).unreferenced == {
+        str(tmp_path / "steps.py"): frozenset({"synthesis", "lookup"})
+    }
+
+
 def test_a_pyproject_that_only_configures_tools_does_not_make_a_library(tmp_path):
     files = _tree(
         tmp_path,

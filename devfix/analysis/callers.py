@@ -26,14 +26,17 @@ COMMENT = re.compile(rb"#[^\r\n]*")
 # opens nothing): what `code_words` leaves out of the words it counts.
 _COMMENT_OR_STRING = re.compile(rb"#[^\r\n]*|('''|\"\"\")[\s\S]*?\1|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
 _LINE_OPENING = re.compile(rb"[ \t]*[rRbBuU]{0,2}\Z")
+_F_PREFIX = re.compile(rb"(?:[fF][rR]?|[rR][fF])\Z")  # the letters before a string's quote: an f-string
 
 
 def code_words(data: bytes) -> bytes:
-    """`data` without its comments and its line-opening triple-quoted strings: a docstring, or
-    code "commented out" by quoting it (a `test_model(...)` call left in a `\"\"\"` block after a
-    training loop). What a program looks up by name is a short string inside an expression
-    (`getattr(m, "train")`), never such a block, and it is kept."""
-    if b"'''" not in data and b'"""' not in data:
+    """`data` without its comments, its line-opening triple-quoted strings and its one-line
+    strings with a space in them: a docstring, code "commented out" by quoting it (a
+    `test_model(...)` call left in a `\"\"\"` block after a training loop), a message
+    (`print("TTS synthesis")`, which names no function `synthesis`). What a program looks up
+    by name is a short string without spaces inside an expression (`getattr(m, "train")`),
+    never such a block, and it is kept; so is an f-string, which holds code."""
+    if b"'" not in data and b'"' not in data:
         return COMMENT.sub(b"", data)
 
     def drop(match: re.Match[bytes]) -> bytes:
@@ -44,6 +47,8 @@ def code_words(data: bytes) -> bytes:
             line_start = data.rfind(b"\n", 0, match.start()) + 1
             if _LINE_OPENING.match(data, line_start, match.start()):
                 return b""
+        elif b" " in text and not _F_PREFIX.search(data, max(0, match.start() - 2), match.start()):
+            return text[:1] * 2
         return text
 
     return _COMMENT_OR_STRING.sub(drop, data)
