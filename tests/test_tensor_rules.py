@@ -91,6 +91,22 @@ def test_dev009_expression_passed_to_numpy_is_reported_without_fix():
     assert [d.status for d in diagnostics if d.code == "DEV009"] == ["no-fix"]
 
 
+def test_dev007_a_legacy_constructor_of_a_tensor_is_reported_without_a_move():
+    """torch-rechub's SASRec: `torch.BoolTensor(x == 0)` of a batch its trainer moves raises on
+    a GPU by itself; appending a move to it fixes nothing. Host data is still moved as made."""
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 4)\n\n"
+        "    def forward(self, x_dict):\n        x = x_dict['seq']\n"
+        "        positions = np.tile(np.arange(x.shape[1]), [x.shape[0], 1])\n"
+        "        h = self.emb(x) + self.emb(torch.LongTensor(positions))\n"
+        "        mask = torch.BoolTensor(x == 0)\n        return h * ~mask.unsqueeze(-1)\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert [(d.line, d.status) for d in diagnostics if d.code == "DEV007"] == [(14, "fixed"), (15, "no-fix")]
+    assert "torch.BoolTensor(x == 0)\n" in new and "torch.LongTensor(positions).to(" in new
+
+
 def test_dev007_never_takes_the_device_of_a_parameter_annotated_as_no_tensor():
     """neuralop's loss aggregators: `losses: Dict[str, torch.Tensor]` may meet the module's
     buffers through its items, but a dictionary has no `.device` (a breaking edit): only

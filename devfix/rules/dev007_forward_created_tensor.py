@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import ensure_type
 
+from devfix.analysis import torch_api as api
 from devfix.analysis.plan import Move
+from devfix.analysis.values import Kind, Place
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, expression, move_to
+
+if TYPE_CHECKING:
+    from devfix.analysis.facts import FileFacts
 
 NO_DEVICE_HINT = "pass `device=` of an input tensor, or register the tensor as a buffer in `__init__`"
 
@@ -94,6 +100,13 @@ def forward(self, x):
         device = facts.devices.relative(call, move.meetings)
         if device is None:
             return self.finding(call, message, hint=NO_DEVICE_HINT)
+        if move.origin.kind == "host" and _typed_copy_of_a_tensor(facts, call):
+            return self.finding(
+                call,
+                f"{message}; not fixed: a legacy constructor takes CPU data only, so it raises itself where "
+                "its tensor argument is on the GPU",
+                hint="convert the tensor itself (`mask.bool()`, `ids.long()`): it stays on its own device",
+            )
         if move.origin.kind == "host":  # `torch.LongTensor([...])`, `torch.from_numpy(a)`: moved as made
             return self.finding(
                 call,
@@ -102,3 +115,16 @@ def forward(self, x):
             )
         new = add_keyword(ensure_type(call, cst.Call), "device", ctx.expression(device))
         return self.finding(call, f"{message}; made on `{device}`", [Replace(call, new)])
+
+
+def _typed_copy_of_a_tensor(facts: FileFacts, call: cst.CSTNode) -> bool:
+    """`torch.BoolTensor(x == 0)` of a tensor the flow cannot place on the CPU (torch-rechub's
+    SASRec, whose trainer moves `x`): on a GPU the constructor raises "expected a CPU tensor"
+    before any move could help, so a move appended to it is no fix."""
+    if not isinstance(call, cst.Call) or facts.tree.qualname(call.func, call) not in api.CPU_TENSOR_TYPES:
+        return False
+    for arg in call.args:
+        value = facts.program.values.get(id(arg.value))
+        if arg.keyword is None and value is not None and value.kind is Kind.TENSOR and value.place is not Place.CPU:
+            return True
+    return False
