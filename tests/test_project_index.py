@@ -253,6 +253,23 @@ def test_a_message_names_no_function_and_an_f_string_may(tmp_path):
     }
 
 
+def test_an_objects_or_a_librarys_method_of_the_same_name_is_no_use_of_a_function(tmp_path):
+    """GraphCL's test script: an uncalled `def argmax()` is not called by `logits.argmax()` nor
+    by `torch.argmax(x)`; `common.steps.shown()` and `from . import steps` reach the run's own."""
+    files = _tree(
+        tmp_path,
+        {
+            "common/__init__.py": b"",
+            "common/steps.py": b"def argmax(): pass\ndef shown(): pass\ndef relative(): pass\n",
+            "common/run.py": b"from . import steps as s\ns.relative()\n",
+            "train.py": b"import torch\nimport common.steps\nx = torch.zeros(3)\nprint(x.argmax(), torch.argmax(x))\n"
+            b"common.steps.shown()\n",
+        },
+    )
+    unreferenced = ProjectFacts.from_files(files).unreferenced
+    assert unreferenced == {str(tmp_path / "common" / "steps.py"): frozenset({"argmax"})}
+
+
 def test_a_pyproject_that_only_configures_tools_does_not_make_a_library(tmp_path):
     files = _tree(
         tmp_path,

@@ -205,7 +205,7 @@ class ProjectFacts:
         several = len(files) > 1 or has_notebook(files)
         components = import_components(files, index) if paths else {}
         defined = script_functions(files, index) if several else {}
-        unreferenced = unused_functions(files, defined) if several else {}
+        unreferenced = unused_functions(files, defined, index.tops) if several else {}
         passed = callers_pass(files, index, defined)
         named = names.result() if names is not None else name_scans(files, index, several)
         for path, methods in named.unused_methods.items():

@@ -55,7 +55,7 @@ def unreferenced_functions(
     if len(files) < 2 and not has_notebook(files):
         return {}
     defined = script_functions(files, index) if defined is None else defined
-    found = unused_functions(files, defined)
+    found = unused_functions(files, defined, index.tops)
     for path, methods in unused_class_methods(files, script_paths(files, index), index).items():
         if methods:
             found[path] = found.get(path, frozenset()) | methods
@@ -63,9 +63,10 @@ def unreferenced_functions(
 
 
 def unused_functions(
-    files: list[tuple[str, bytes]], defined: dict[str, list[tuple[str, bytes]]]
+    files: list[tuple[str, bytes]], defined: dict[str, list[tuple[str, bytes]]], tops: Collection[str] = ()
 ) -> dict[str, frozenset[str]]:
-    """unreferenced_functions without the methods of unused classes."""
+    """unreferenced_functions without the methods of unused classes. `tops`: the first parts
+    of the names the run's files can be imported by (ProjectIndex.tops)."""
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
@@ -80,7 +81,8 @@ def unused_functions(
     method_counts: Counter[bytes] = Counter()
     for _path, _data, code in codes:
         written = [word for word in WORD.findall(code) if word in wanted]
-        counts.update(written)
+        if written:
+            counts.update(_function_uses(code, wanted, tops))
         method_counts.update(written)
         modules = imported_modules(code) if written else None
         if modules:
@@ -99,6 +101,40 @@ def unused_functions(
         for path, names in defined.items()
     }
     return {path: names for path, names in found.items() if names}
+
+
+# A name not read off anything: `train(...)`, `callback=train`, `def train`.
+_BARE_WORD = re.compile(rb"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _function_uses(code: bytes, wanted: set[bytes], tops: Collection[str]) -> list[bytes]:
+    """The words of `code` that may name a top-level function of the run: not after a dot, or
+    read off a module of the run an import binds (`utils.train`, `common.test.argmax`).
+    `logits.argmax()`, `torch.argmax()` and `self.train()` are someone else's: GraphCL's
+    uncalled `def argmax()` of a test script stayed alive through every `.argmax()`."""
+    found = [word for word in _BARE_WORD.findall(code) if word in wanted]
+    bound = _import_bound(code, tops)
+    if bound:
+        receivers = b"|".join(re.escape(name) for name in sorted(bound))
+        for chain in re.finditer(rb"(?<![\w.])(?:" + receivers + rb")((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)", code):
+            found += [word for word in WORD.findall(chain.group(1)) if word in wanted]
+    return found
+
+
+def _import_bound(code: bytes, tops: Collection[str]) -> set[bytes]:
+    """The names the file's imports of the run's modules bind (`import a.b` binds `a`; `from .
+    import utils`, `utils`), where `tops` holds the first part of the module's name."""
+    names: set[bytes] = set()
+    for match in IMPORT.finditer(code):
+        dots, module, imported, plain = match.groups()
+        if plain is None and not dots and module.split(b".")[0].decode("ascii", "replace") not in tops:
+            continue
+        for part in (imported if plain is None else plain).split(b","):
+            words = part.split()
+            if not words or (plain is not None and words[0].split(b".")[0].decode("ascii", "replace") not in tops):
+                continue
+            names.add(words[-1] if len(words) == 3 and words[1] == b"as" else words[0].split(b".")[0])
+    return names
 
 
 # Names built at run time anywhere in the run (`models.__dict__[args.arch]`, `getattr(m, name)`):
