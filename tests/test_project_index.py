@@ -436,6 +436,28 @@ def test_importing_a_module_compiled_from_cuda_sources_makes_its_importers_gpu_c
     assert found == {"lib/nms/nms.py", "lib/dataset/coco.py", "tools/absolute.py"}
 
 
+def test_a_module_that_calls_a_compiling_function_at_its_top_is_gpu_code():
+    """BigVGAN's `activation1d.py`: `anti_alias_activation_cuda = load.load()`, where the run's
+    `load.py` hands `.cu` sources to `cpp_extension.load` in a function; its test imports it.
+    The compiling module itself only compiles when asked."""
+    compiler = (
+        b"from torch.utils import cpp_extension\n\n\ndef load():\n"
+        b"    return cpp_extension.load(name='act', sources=['act.cpp', 'act_cuda.cu'])\n"
+    )
+    files = [
+        ("kernels/__init__.py", b""),
+        ("kernels/cuda/__init__.py", b""),
+        ("kernels/cuda/load.py", compiler),
+        ("kernels/cuda/activation1d.py", b"import torch\nfrom kernels.cuda import load\n\nact_cuda = load.load()\n"),
+        ("kernels/cuda/lazy.py", b"from kernels.cuda import load\n\n\ndef build():\n    return load.load()\n"),
+        ("tests/test_activation.py", b"import torch\nfrom kernels.cuda import activation1d\n"),
+        # RWKV's demos compile at their top without keeping the module
+        ("demo.py", b"from torch.utils.cpp_extension import load\nload(name='k', sources=['k.cu'], verbose=True)\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {"kernels/cuda/activation1d.py", "tests/test_activation.py", "demo.py"}
+
+
 def test_a_setup_script_that_refuses_to_build_without_cuda_makes_its_extension_gpu_code():
     """Deformable-DETR's `models/ops/setup.py` picks `extension = CUDAExtension` where there is
     a GPU and raises otherwise, then builds through the alias; the op's test imports it."""

@@ -16,9 +16,10 @@ import re
 from devfix.analysis.imports import TOP_IMPORT, ProjectIndex, dotted, import_statements
 from devfix.analysis.torch_api import GPU_ONLY_PACKAGES
 
-# `_backend = load(name="inplace_abn", sources=[..."inplace_abn_cuda.cu"])` at a module's top:
+# `_backend = load(name="inplace_abn", sources=[..."inplace_abn_cuda.cu"])` at a module's top,
+# or the call alone (RWKV's demos: `load(name="wkv7s", ..., is_python_module=False)`):
 # importing the module compiles CUDA code, which needs the CUDA toolkit and a GPU.
-_JIT_LOAD = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*=[ \t]*(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
+_JIT_LOAD = re.compile(rb"^(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?(?:[\w.]+\.)?load(?:_inline)?\(", re.MULTILINE)
 # `CUDAExtension("mysigmoid", [...])` in a setup script: `import mysigmoid` is CUDA kernels.
 _CUDA_EXTENSION = re.compile(rb"\bCUDAExtension\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
 # `Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'], libraries=['cudart'])`: a compiled
@@ -57,12 +58,14 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
     function` in a QRNN's `forget_mult.py`), and every file whose top-level imports reach one."""
     compiled = _compiled_cuda_modules(files)
     tops = {path: _module_level_imports(data) for path, data in files}
+    compilers = {path for path, data in files if _compiles_cuda(data)}
     found = {
         path
         for path, data in files
-        if (b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data) and _JIT_LOAD.search(data))
+        if (path in compilers and _JIT_LOAD.search(data))
         or (compiled and _imports_compiled(path, tops[path], compiled))
         or imports_gpu_package(data)
+        or (compilers and _calls_a_compiler_at_top(path, data, tops[path], compilers, index))
     }
     if not found:
         return frozenset()
@@ -77,6 +80,29 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
                 found.add(importer)
                 todo.append(importer)
     return frozenset(found)
+
+
+def _compiles_cuda(data: bytes) -> bool:
+    """The file hands CUDA sources to `torch.utils.cpp_extension` (at its top or in a function)."""
+    return b"cpp_extension" in data and (b'.cu"' in data or b".cu'" in data)
+
+
+def _calls_a_compiler_at_top(path: str, data: bytes, top: bytes, compilers: set[str], index: ProjectIndex) -> bool:
+    """`anti_alias_activation_cuda = load.load()` at the file's top, where `load` comes from a
+    module of the run whose functions compile CUDA sources (BigVGAN's fused activation:
+    importing `activation1d` builds the kernel, so its importers need a GPU)."""
+    names = []
+    for level, module, imported, _plain in import_statements(top):
+        for name in imported:
+            if (
+                index.resolve(path, module, level) in compilers
+                or index.resolve(path, f"{module}.{name}" if module else name, level) in compilers
+            ):
+                names.append(name)
+    return any(
+        re.search(rb"^(?:[\w.]+[ \t]*=[ \t]*)?" + re.escape(name.encode()) + rb"(?:\.\w+)?\(", data, re.MULTILINE)
+        for name in names
+    )
 
 
 _TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
