@@ -123,6 +123,29 @@ def test_dev007_never_takes_the_device_of_a_parameter_annotated_as_no_tensor():
     assert verdicts == {"self": False, "a": True, "b": True, "c": False, "d": False, "e": False}
 
 
+def test_dev007_never_takes_the_device_of_a_parameter_that_defaults_to_a_constant():
+    """TextGAN's `forward_leakgan(..., no_log=False)`: `device=no_log.device` raised
+    AttributeError on every call. A number, a string or a bool default is a flag's; `None`
+    may stand for an optional tensor."""
+    import libcst as cst
+
+    from devfix.analysis.devices import _defaults_to_a_constant
+
+    function = cst.parse_statement("def f(self, x, no_log=False, t=-1.0, mode='a', n=3, mask=None, h=init): pass")
+    assert isinstance(function, cst.FunctionDef)
+    verdicts = {p.name.value: _defaults_to_a_constant(p) for p in function.params.params}
+    assert verdicts == {
+        "self": False,
+        "x": False,
+        "no_log": True,
+        "t": True,
+        "mode": True,
+        "n": True,
+        "mask": False,
+        "h": False,
+    }
+
+
 def test_dev003_a_new_head_run_before_its_model_is_moved_is_still_moved_where_it_is_built():
     """The holder's later move places the new head only if nothing runs it before (EasyOCR's
     fine-tuning moves the model right after initialising the head; here a forward comes first)."""

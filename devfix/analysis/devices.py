@@ -122,7 +122,7 @@ class Devices:
         candidates: list[str] = [
             p.name.value
             for p in info.parameters()
-            if p.name.value in info.module_inputs and not _annotated_no_tensor(p)
+            if p.name.value in info.module_inputs and not _annotated_no_tensor(p) and not _defaults_to_a_constant(p)
         ]
         for meeting in meetings:
             for operand, value in meeting.operands:
@@ -673,6 +673,18 @@ def _counts_several(test: cst.Comparison) -> bool:
 
 _CONTAINER_HINTS = frozenset({"Dict", "dict", "List", "list", "Mapping", "MutableMapping", "Sequence", "Tuple", "tuple",
                               "Iterable", "Set", "set", "str", "int", "float", "bool"})  # fmt: skip
+
+
+def _defaults_to_a_constant(param: cst.Param) -> bool:
+    """`no_log=False`, `temperature=1.0`, `mode="train"` (TextGAN's `forward_leakgan`): a
+    parameter whose default is a number, a string or a bool is a flag, not a tensor with a
+    `.device` to take (`device=no_log.device` raised AttributeError on every call)."""
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    if isinstance(default, cst.Name):
+        return default.value in ("True", "False")
+    return isinstance(default, (cst.Integer, cst.Float, cst.BaseString))
 
 
 def _annotated_no_tensor(param: cst.Param) -> bool:
