@@ -211,14 +211,15 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
     """`losses[i] = nll` into `losses = torch.zeros(n)` in a module's method that does not return
     `losses`, and the buffer meets nothing else that may be on the device: a plain index copies
     the device value into the CPU buffer, which is legal, and what the method does with the
-    buffer after (`losses.mean()`, `.detach().numpy()`) stays on the CPU. Returned (`return
-    outputs` of a decoder's forward), it meets the device in the caller; handed to a loss with
-    the batch (`criterion(outputs, target_batch)`), in the method."""
+    buffer after (`losses.mean()`, `.detach().numpy()`) stays on the CPU. Returned by `forward`
+    (`return outputs` of a decoder), it meets the device in the caller; handed to a loss with
+    the batch (`criterion(outputs, target_batch)`), in the method. Returned by another method
+    (TextGAN's `sample()`, whose callers join the samples with CPU data), it is the caller's."""
     if meeting.kind != "store" or meeting.detail != "plain":
         return False
     container = meeting.operands[0][0]
     function = tree.enclosing(meeting.node, cst.FunctionDef)
-    if not isinstance(container, cst.Name) or function is None:
+    if not isinstance(container, cst.Name) or not isinstance(function, cst.FunctionDef):
         return False
     for origin in meeting.operands[0][1].origins:
         for other in index.get(origin_key(origin), ()):
@@ -226,6 +227,8 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
                 continue  # another branch's `outputs[t] = decoder_output`
             if any(value.place is not Place.CPU for _, value in other.operands):
                 return False
+    if function.name.value not in _MODEL_CALLS:
+        return True  # `sample()` of a text GAN fills a CPU buffer and returns it on the CPU on purpose
     for exit_node in tree.data.returns:
         value = getattr(exit_node, "value", None)
         if (
@@ -235,6 +238,12 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
         ):
             return False  # `return outputs`, `return outputs[:, 1:], hidden`
     return True
+
+
+# The methods whose results are the model's output (`model(x)`): what they return meets the
+# batch's targets. What another method returns (`sample()`, `generate()`) is for its caller to
+# place: a buffer it returns on the CPU is no proven meeting.
+_MODEL_CALLS = frozenset({"forward", "__call__"})
 
 
 def _moved_by_the_next_statement(tree: Tree, built: cst.CSTNode) -> bool:

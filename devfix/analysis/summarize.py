@@ -23,6 +23,10 @@ from devfix.analysis.values import UNKNOWN, Kind, Place, Value
 def summarize(tree: Tree, program: Program, path: str) -> ModuleSummary:
     names: dict[str, Export] = {}
     for name, value in program.module_env.items():
+        if name in tree.data.globals:
+            # `global CUDA` in a function of the module (TextGAN's `config.init_param`, which
+            # sets `CUDA` from `--cuda`): the value at the top is only where it starts
+            continue
         export = _export(tree, program, value)
         if export is not None:
             names[name] = export
