@@ -281,7 +281,9 @@ def test_an_objects_or_a_librarys_method_of_the_same_name_is_no_use_of_a_functio
         tmp_path,
         {
             "common/__init__.py": b"",
-            "common/steps.py": b"def argmax(): pass\ndef shown(): pass\ndef relative(): pass\n",
+            "common/steps.py": b"def argmax(): pass\ndef shown(): pass\ndef relative(): pass\ndef dynamic(): pass\n",
+            # stacked_hourglass's train.py: a module imported by a name built at run time
+            "dyn.py": b"import importlib\ntask = importlib.import_module('common.steps')\ntask.dynamic()\n",
             "common/run.py": b"from . import steps as s\ns.relative()\n",
             "train.py": b"import torch\nimport common.steps\nx = torch.zeros(3)\nprint(x.argmax(), torch.argmax(x))\n"
             b"common.steps.shown()\n",

@@ -111,7 +111,11 @@ def _function_uses(code: bytes, wanted: set[bytes], tops: Collection[str]) -> li
     """The words of `code` that may name a top-level function of the run: not after a dot, or
     read off a module of the run an import binds (`utils.train`, `common.test.argmax`).
     `logits.argmax()`, `torch.argmax()` and `self.train()` are someone else's: GraphCL's
-    uncalled `def argmax()` of a test script stayed alive through every `.argmax()`."""
+    uncalled `def argmax()` of a test script stayed alive through every `.argmax()`. A file
+    that imports a module by a name built at run time (`task = importlib.import_module(...)`,
+    then `task.make_network(config)`: stacked_hourglass) may read any attribute off it."""
+    if _imports_by_name(code):
+        return [word for word in WORD.findall(code) if word in wanted]
     found = [word for word in _BARE_WORD.findall(code) if word in wanted]
     bound = _import_bound(code, tops)
     if bound:
