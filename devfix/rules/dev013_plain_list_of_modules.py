@@ -18,6 +18,11 @@ LIST_METHODS = {"append", "extend", "insert", "pop", "__len__", "__iter__"}
 DICT_METHODS = {"keys", "values", "items", "update", "pop", "clear"}
 
 
+# A class that defines these itself decides what is trained, saved and moved: a plain list it
+# walks there is on purpose.
+_MANAGED_BY_HAND = ("parameters", "state_dict", "cuda", "to")
+
+
 class PlainListOfModules(Rule):
     code = "DEV013"
     name = "plain-list-of-modules"
@@ -60,6 +65,8 @@ self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
             init = klass.methods.get("__init__")
             if klass.registers_by_hand:
                 continue  # `self.add_module(...)` over the list: its layers may all be registered
+            if any(klass.method(name) is not None for name in _MANAGED_BY_HAND):
+                continue  # its own `parameters()` / `cuda()` walk the list (epymarl's per-agent critics)
             for name, writes in klass.writes.items():
                 if any(value.kind is Kind.MODULE for _, value in writes):
                     continue  # `self.blocks = nn.Sequential(*self.blocks)`: the list was a step
