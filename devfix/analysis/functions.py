@@ -217,7 +217,7 @@ class FunctionFlow(FlowState):
         result = info.returns
         if result is None:
             return UNKNOWN
-        if result.place is Place.DEVICE and all(o.kind == "module" for o in result.origins):
+        if result.place is Place.DEVICE and all(_on_the_module(o, info.self_name) for o in result.origins):
             return replace(
                 result, place=module.place, origins=module.origins if module.place is not Place.UNKNOWN else frozenset()
             )
@@ -371,3 +371,17 @@ def _switched_on(summary: FunctionSummary, args: Args) -> bool:
         if arguments.parameter_name(arg, index, summary.params) == summary.switch:
             return value.truth is True
     return summary.switch_default
+
+
+def _on_the_module(origin: Origin, self_name: str | None) -> bool:
+    """The method's result lives with the module: its own parameters or layers, or a tensor made
+    on the device of one of them (`torch.tensor(..., device=self.identity.device)`, uvadlc's
+    `CyclicGroup`, which a notebook also runs on the CPU, never moved)."""
+    if origin.kind == "module":
+        return True
+    if origin.kind != "move" or origin.note != "relative" or self_name is None or origin.device is None:
+        return False
+    root = origin.device
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value == self_name
