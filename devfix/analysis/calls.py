@@ -178,6 +178,8 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
     root = qual.split(".")[0]
     if root in api.GPU_ONLY_CALLS or root in program.cuda_extensions or qual in api.GPU_ONLY_FUNCTIONS:
         program.gpu_only_calls.append(node)  # a kernel of a CUDA extension, TensorRT, CuPy: GPU code by design
+    elif qual in api.GPU_BY_DEFAULT and arguments.keyword(args, "device") is None:
+        program.gpu_only_calls.append(node)  # `AutoAttack(model, eps=8 / 255)`: `device="cuda"` by default
     if qual in ("argparse.ArgumentParser",):
         return Value(Kind.OTHER, Place.UNKNOWN, qual=None, flag="parser")
     if api.is_host_library(qual):

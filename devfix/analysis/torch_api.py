@@ -195,6 +195,8 @@ GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex", "deepspeed"}
 # `data_parallel(model, x)` asks for the GPUs before it looks at its arguments ("device type
 # could not be determined"); the `nn.DataParallel` module, by contrast, runs its module on a CPU.
 GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+# Libraries' classes whose `device` parameter defaults to CUDA: built without `device=`, they need a GPU.
+GPU_BY_DEFAULT = frozenset({"autoattack.AutoAttack", "autoattack.autoattack.AutoAttack"})
 
 # The collectives of `torch.distributed`: a function that calls one runs in a process group,
 # whose NCCL backend needs the CUDA tensors it hands over (DEV002 leaves them).
