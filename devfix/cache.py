@@ -204,7 +204,8 @@ def _name(group: Sequence[int], reads: Sequence[FileResult]) -> str:
 
 def _project_wide(project: ProjectFacts) -> str:
     several = project.index is not None and project.index.several
-    return f"several={several}|gpu_functions={sorted(project.gpu_choice_functions)}"
+    flags = (project.plain_gpu_tensors, project.own_cuda_objects, project.scripts_modules)
+    return f"several={several}|gpu_functions={sorted(project.gpu_choice_functions)}|flags={flags}"
 
 
 def _what_the_run_tells(path: str, data: bytes, project: ProjectFacts) -> str:

@@ -146,6 +146,37 @@ def test_dev007_never_takes_the_device_of_a_parameter_that_defaults_to_a_constan
     }
 
 
+MASKED = (
+    "import torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, n: int):\n"
+    "        mask = torch.ones(n, 4)\n        return self.fc.weight[:n] * mask\n\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = Encoder().to(device)\n"
+    "print(model(2))\n"
+)
+
+
+def test_dev007_writes_no_next_where_another_file_scripts_the_module(tmp_path):
+    """FastSpeech2's export script runs `torch.jit.script(model)` on the model whose
+    `_source_mask` made a CPU mask: TorchScript has no `next()`, so `.device` of
+    `next(self.parameters())` would break the export. Without a tensor to take the device
+    from, the finding is reported without a fix there; elsewhere it is fixed."""
+    from devfix.results import FileResult
+    from devfix.runner import process_project
+
+    (tmp_path / "model.py").write_text(MASKED)
+    export = "import torch\nfrom model import Encoder\n\ntorch.jit.script(Encoder()).save('encoder.pt')\n"
+
+    def statuses() -> list[str]:
+        reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(tmp_path.glob("*.py"))]
+        return [
+            d.status for r in process_project(reads, Config(), fix=False) for d in r.diagnostics if d.code == "DEV007"
+        ]
+
+    assert statuses() == ["fixable"]
+    (tmp_path / "export.py").write_text(export)
+    assert statuses() == ["no-fix"]
+
+
 def test_dev003_a_new_head_run_before_its_model_is_moved_is_still_moved_where_it_is_built():
     """The holder's later move places the new head only if nothing runs it before (EasyOCR's
     fine-tuning moves the model right after initialising the head; here a forward comes first)."""

@@ -84,8 +84,10 @@ class Devices:
         allow_declarations: bool = True,
         gpus_chosen_elsewhere: bool = False,
         gpu_choice_functions: frozenset[str] = frozenset(),
+        scripted: bool = False,
     ) -> None:
         self.tree = tree
+        self.scripted = scripted  # the run scripts modules: no `next(self.parameters())` (TorchScript has no `next`)
         self.program = program
         self.style = style
         self.allow_declarations = allow_declarations
@@ -140,7 +142,7 @@ class Devices:
         if info.self_name is not None and klass is not None:
             for name in sorted(klass.buffers):
                 return f"{info.self_name}.{name}.device"
-            if _owns_parameters(klass):
+            if _owns_parameters(klass) and not self.scripted:
                 return f"next({info.self_name}.parameters()).device"
         return None
 

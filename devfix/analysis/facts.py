@@ -182,6 +182,7 @@ class FileFacts:
             allow_declarations=self.allow_device_declarations,
             gpus_chosen_elsewhere=self.gpus_chosen_elsewhere,
             gpu_choice_functions=self.gpu_choice_functions,
+            scripted=self.view.scripts_modules,
         )
 
     # -- small shared questions ----------------------------------------------------------------------

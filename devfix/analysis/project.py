@@ -90,6 +90,7 @@ class NameScans:
     plain_gpu_tensors: bool
     own_cuda_objects: bool
     savers: frozenset[str]  # display paths of the files that write `torch.save(`
+    scripts_modules: bool  # some file compiles code with `torch.jit.script(...)`
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
@@ -103,6 +104,7 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         any(keeps_plain_gpu_tensors(data) for _, data in files),
         any(defines_own_cuda_object(data) for _, data in files),
         frozenset(path for path, data in files if b"torch.save(" in data),
+        any(b"jit.script(" in data for _, data in files),
     )
 
 
@@ -137,6 +139,9 @@ class ProjectView:
     # object of unknown class may be that method (defines_own_cuda_object)
     own_cuda_objects: bool = False
     other_files_save: bool = False  # another file of the run writes `torch.save(`
+    # some file of the run compiles a module with `torch.jit.script(model)`: its methods may be
+    # TorchScript, which has no `next()` (FastSpeech2's export script)
+    scripts_modules: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class ProjectFacts:
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
     own_cuda_objects: bool = False  # see ProjectView.own_cuda_objects
+    scripts_modules: bool = False  # see ProjectView.scripts_modules
     savers: frozenset[str] = frozenset()  # display paths of the files that write `torch.save(`
     # display paths of the files that fork worker processes, and of those files with every file
     # their imports load (`forked_after`)
@@ -224,6 +230,7 @@ class ProjectFacts:
             methods=named.methods,
             plain_gpu_tensors=named.plain_gpu_tensors,
             own_cuda_objects=named.own_cuda_objects,
+            scripts_modules=named.scripts_modules,
             savers=named.savers,
             fork_files=frozenset(forks),
             runs_before_a_fork=forked_after(files, index, forks),
@@ -256,6 +263,7 @@ class ProjectFacts:
             self.plain_gpu_tensors or keeps_plain_gpu_tensors(data),
             self.own_cuda_objects or defines_own_cuda_object(data),
             bool(self.savers - {path}),
+            self.scripts_modules or b"jit.script(" in data,
         )
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
