@@ -107,6 +107,22 @@ def test_dev007_a_legacy_constructor_of_a_tensor_is_reported_without_a_move():
     assert "torch.BoolTensor(x == 0)\n" in new and "torch.LongTensor(positions).to(" in new
 
 
+def test_dev009_an_item_picked_by_position_is_reported_without_a_fix():
+    """MORAN's demo: `demo = output[1]` of a model whose forward returns `(preds, image)` in
+    debug mode, the image a NumPy array; `.detach()` on it raised AttributeError."""
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n"
+        "    def forward(self, x, debug=False):\n        y = self.fc(x)\n        if debug:\n"
+        "            return y, np.zeros(3)\n        return y\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = M().to(device)\n"
+        "output = model(torch.ones(1, 2).to(device), debug=True)\ndemo = output[1]\nprint(np.mean(demo))\n"
+    )
+    new, diagnostics = fix_code(source)
+    assert new == source
+    assert [d.status for d in diagnostics if d.code == "DEV009"] == ["no-fix"]
+
+
 def test_dev007_never_takes_the_device_of_a_parameter_annotated_as_no_tensor():
     """neuralop's loss aggregators: `losses: Dict[str, torch.Tensor]` may meet the module's
     buffers through its items, but a dictionary has no `.device` (a breaking edit): only

@@ -121,7 +121,7 @@ probs = torch.softmax(outputs, 1).detach().cpu().numpy()
         verb = "is" if len(on_device) == 1 else "are"
         message = f"{names} {verb} on the device and passed to `{meeting.detail}`, which needs host (NumPy) data"
         plain = [node for node, _ in on_device if isinstance(node, cst.Name)]
-        if len(plain) != len(on_device):
+        if len(plain) != len(on_device) or any(_picked_by_position(ctx, node) for node in plain):
             return self.finding(meeting.node, message, hint="convert with `.detach().cpu().numpy()` first")
         edits: list[Replace] = [
             Replace(node, method_call(method_call(method_call(node, "detach"), "cpu"), "numpy")) for node in plain
@@ -163,6 +163,24 @@ def _unchanged_parameter(ctx: RuleContext, node: cst.CSTNode) -> bool:
         return False
     bindings = ctx.facts.tree.function_scope_of(node).bindings.get(node.value, [])
     return bool(bindings) and all(binding.kind == "param" for binding in bindings)
+
+
+def _picked_by_position(ctx: RuleContext, name: cst.Name) -> bool:
+    """`demo = output[1]`: the name was last bound to an item picked by a constant index, which
+    may be any item of a model's output tuple (MORAN's debug image, a NumPy array, where the
+    flow saw a tensor): `.detach()` on it would raise, so the finding is reported unfixed."""
+    bindings = ctx.facts.tree.function_scope_of(name).bindings.get(name.value, [])
+    position = ctx.facts.tree.order(name)
+    before = [b for b in bindings if b.order < position]
+    if not before:
+        return False
+    value = before[-1].value
+    return (
+        isinstance(value, cst.Subscript)
+        and len(value.slice) == 1
+        and isinstance(value.slice[0].slice, cst.Index)
+        and isinstance(value.slice[0].slice.value, cst.Integer)
+    )
 
 
 def _meets_a_tensor(ctx: RuleContext, call: cst.Call) -> bool:
