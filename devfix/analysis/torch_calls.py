@@ -126,6 +126,8 @@ def functional(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
         return replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
     if name == "ctc_loss":
         args = log_probs_only(args)
+    if name in _SIZED:
+        args = args[:1]  # `F.pad(x, [dx // 2, dx - dx // 2])`: the sizes become Python ints
     tensors = arguments.tensors(
         frame,
         [(a, v) for a, v in args if a.keyword is None or a.keyword.value in ("input", "target", "weight", "other")],
@@ -138,6 +140,14 @@ def functional(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     if not tensors:
         return UNKNOWN
     return derived(Kind.TENSOR, [v for _, v in tensors], grad=None if not frame.no_grad else False, met=True)
+
+
+# Functionals whose arguments after the input are sizes (a tensor there is read as a number:
+# SegmenTron's U-Net pads by `torch.tensor([diff])`), never operands that meet the input.
+_SIZED = frozenset(
+    {"pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "adaptive_avg_pool1d",
+     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}
+)  # fmt: skip
 
 
 PAIRED_REDUCTIONS = frozenset({"max", "min", "median", "mode", "topk", "sort", "kthvalue"})
