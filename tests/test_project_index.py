@@ -418,6 +418,8 @@ def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
         b"if __name__ == '__main__':\n    x = torch.rand(4).cuda()\n    print(x * 2)\n"
     )
     assert imports_gpu_package(kernel) and imports_gpu_package(b"import cupy as cp\n")
+    # mamba.py's comparison with the fused kernels, which import their CUDA extension at once
+    assert imports_gpu_package(b"from mamba_ssm import Mamba\n") and imports_gpu_package(b"import flash_attn\n")
     assert not imports_gpu_package(b"def f():\n    import cupy\n") and not imports_gpu_package(b"import cupyx_like\n")
     assert process_source(kernel, Config(), fix=False).diagnostics == []
 
