@@ -69,6 +69,8 @@ def runs_without_gpu(
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
+        elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _asks_after(tree, program, ancestor, child):
+            return False  # a TensorRT engine's logger a few lines down: the block cannot finish anyway
         elif isinstance(ancestor, cst.FunctionDef):
             if needs_gpu(tree, program, ancestor):
                 return False  # GPU code by design: it asks CUDA for a device index, a name, an event
@@ -670,6 +672,36 @@ def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.C
     positions, first = known
     # a child that is not one of the block's statements comes after all of them
     return first < positions.get(id(child), len(positions))
+
+
+_ASKS: weakref.WeakKeyDictionary[Program, dict[int, tuple[dict[int, int], list[bool]]]] = weakref.WeakKeyDictionary()
+
+
+def _asks_after(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """A statement line after `child` in `block`, reached through plain statement lines only,
+    asks for a GPU (ultralytics' TensorRT branch: `device = torch.device('cuda:0')`, then
+    `trt.Logger(...)`): the block cannot finish on a CPU-only machine whatever `child` does,
+    so rewriting `child` is churn. Worked out once per block, from its last statement up."""
+    per_block = _ASKS.setdefault(program, {})
+    known = per_block.get(id(block))
+    if known is None:
+        statements = list(getattr(block, "body", ()))
+        asking = _gpu_calls(tree, program).asking_lines
+        ahead = False
+        flags = [False] * len(statements)
+        for index in range(len(statements) - 1, -1, -1):
+            flags[index] = ahead
+            statement = statements[index]
+            if not isinstance(statement, cst.SimpleStatementLine):
+                ahead = False  # a branch or a loop may leave the block first
+            elif id(statement) in asking:
+                ahead = True
+            elif any(isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for small in statement.body):
+                ahead = False
+        known = per_block[id(block)] = ({id(statement): index for index, statement in enumerate(statements)}, flags)
+    positions, flags = known
+    position = positions.get(id(child))
+    return position is not None and flags[position]
 
 
 def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: cst.CSTNode) -> bool:
