@@ -53,6 +53,7 @@ MUST_PASS = [
     ("pass_gather_device_index.py", []),
     ("pass_gradients_across_devices.py", []),
     ("pass_module_to_device_keyword.py", []),
+    ("pass_pad_by_size_tensors.py", []),
     ("fail_cuda1_one_gpu.py", TWO_GPUS),  # the second GPU exists
     ("pass_model_parallel.py", TWO_GPUS),
     ("pass_dataparallel_two_gpus.py", TWO_GPUS),

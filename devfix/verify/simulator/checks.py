@@ -348,10 +348,18 @@ def _ctc_targets_and_lengths(args: Sequence[Any], kwargs: dict[str, Any]) -> tup
     return tuple(t for t in rest if isinstance(t, torch.Tensor))
 
 
+def _sizes(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+    """Every tensor after the input of a call that reads them as sizes (`F.pad(x, [dx // 2,
+    ...])` with `dx = torch.tensor([diff])`): PyTorch turns them into Python numbers."""
+    rest = [*args[1:], *(v for k, v in kwargs.items() if k != "input")]
+    return tuple(t for _, t in _flatten_named((str(i), v) for i, v in enumerate(rest)))
+
+
 # the arguments real CUDA wants (or accepts) on the host, by the called function's name
 HOST_ARGUMENTS: dict[str, Callable[[Sequence[Any], dict[str, Any]], tuple[torch.Tensor, ...]]] = {
     **dict.fromkeys(RNN, _packed_batch_sizes),
     "ctc_loss": _ctc_targets_and_lengths,
+    **dict.fromkeys(("pad", "interpolate", "upsample", "adaptive_avg_pool2d", "adaptive_max_pool2d"), _sizes),
 }
 
 
