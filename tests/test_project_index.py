@@ -211,27 +211,6 @@ def test_an_import_from_a_git_submodule_the_checkout_lacks_is_missing(tmp_path):
     assert _missing(files, 2) == [frozenset({"waveglow.denoiser"}), frozenset()]
 
 
-def test_an_import_after_a_missing_submodules_folder_goes_on_the_path_is_missing(tmp_path):
-    """flowtron's inference.py: `sys.path.insert(0, "tacotron2/waveglow")`, then `from glow
-    import WaveGlow`, where the `tacotron2` submodule is not checked out. A library, a module
-    of the run, or an import before the path changes are not the submodule's."""
-    files = _tree(
-        tmp_path,
-        {
-            "inference.py": b"import sys\nimport librosa\nfrom flowtron import Flowtron\n"
-            b'sys.path.insert(0, "tacotron2/waveglow")\nimport numpy as np\nfrom glow import WaveGlow\n'
-            b"from data import Data\n",
-            "flowtron.py": b"class Flowtron: pass\n",
-            "data.py": b"class Data: pass\n",
-            "other.py": b'import sys\nsys.path.insert(0, "vendor")\nfrom glow import WaveGlow\n',
-        },
-    )
-    (tmp_path / ".gitmodules").write_text(
-        '[submodule "tacotron2"]\n\tpath = tacotron2\n\turl = https://github.com/NVIDIA/tacotron2\n'
-    )
-    assert _missing(files, 4) == [frozenset({"glow"}), frozenset(), frozenset(), frozenset()]
-
-
 def test_functions_nothing_in_the_run_names_are_unreferenced(tmp_path):
     files = _tree(
         tmp_path,

@@ -105,14 +105,11 @@ class ProjectIndex:
         extension, stub). Importing it raises ImportError on every machine."""
         found: set[str] = set()
         absent = self._absent_submodules(importer)
-        into_absent = _path_into(data, absent)
         for match in TOP_IMPORT.finditer(data):
             for name in (match.group(1) or match.group(2)).decode("ascii", "replace").split(","):
                 name = name.strip().split(" ")[0]
-                if (
-                    self._missing(importer, name)
-                    or (name.split(".")[0] in absent and self.resolve(importer, name, 0) is None)
-                    or (0 <= into_absent < match.start() and self._from_the_path(importer, name))
+                if self._missing(importer, name) or (
+                    name.split(".")[0] in absent and self.resolve(importer, name, 0) is None
                 ):
                     found.add(name)
         for match in _FROM_NAMES.finditer(data):
@@ -132,12 +129,6 @@ class ProjectIndex:
             if self._lacks_a_name(module, [name for name in names if name and name != "*"]):
                 found.add(module)
         return frozenset(found)
-
-    def _from_the_path(self, importer: str, name: str) -> bool:
-        """`name`, imported after the file put an absent submodule's folder on `sys.path`, may
-        only come from there: no file of the run, no standard or well-known library."""
-        root = name.split(".")[0]
-        return root not in NOT_PROJECT and root not in STDLIB and self.resolve(importer, name, 0) is None
 
     def _absent_submodules(self, importer: str) -> frozenset[str]:
         """The import names of the git submodules a `.gitmodules` above the file declares and
@@ -470,19 +461,6 @@ def _absent_in(folder: str) -> frozenset[str]:
         if empty:
             found.add(os.path.basename(where))
     return frozenset(found)
-
-
-def _path_into(data: bytes, absent: frozenset[str]) -> int:
-    """Where the file first puts a folder of an absent git submodule on `sys.path`
-    (flowtron's `sys.path.insert(0, "tacotron2/waveglow")`, then `from glow import WaveGlow`),
-    or -1: what it imports after that is the submodule's."""
-    if not absent or b"sys.path" not in data:
-        return -1
-    for match in _PATH_LITERAL.finditer(data):
-        parts = [part for part in match.group(1).decode("utf-8", "replace").split("/") if part not in ("", ".")]
-        if parts and parts[0] in absent:
-            return match.start()
-    return -1
 
 
 def _missing_relative(importer: str, level: int, module: str, names: list[str]) -> str | None:
