@@ -500,6 +500,7 @@ def _analyse(
     incoming: dict[str, dict[str, Value]] | None,
     original: Original | None,
 ) -> FileFacts:
+    """The file's analysis, told what the run knows of it (ProjectFacts.view)."""
     return FileFacts(
         module,
         device_style=config.device_style,
