@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.plan import Move
 from devfix.analysis.program import OptimizerInfo
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import Place, Value
 from devfix.edits import Remove, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -71,6 +71,8 @@ for x, y in loader:
         moved = set()
         for move in facts.plan.by_rule(self.code):
             moved.add(id(move.origin.node))
+            if all(o.kind == "module" for o in move.evidence) and _built_for_its_caller(facts, move.origin.node):
+                continue  # a head's `ModuleList` that `__init__` gets back and keeps: a submodule in the making
             yield self._move(ctx, move)
         reported = set()
         for optimizer in facts.program.optimizers:
@@ -283,6 +285,26 @@ def _set_before(tree: Tree, device: str, build: cst.BaseStatement) -> bool:
                     for t in targets
                 ):
                     return True
+    return False
+
+
+def _built_for_its_caller(facts: FileFacts, build: cst.CSTNode) -> bool:
+    """`cls_convs = nn.ModuleList()` in a module's own method that fills it and returns it
+    (nanodet's `_buid_not_shared_head`, whose caller keeps it as an attribute): the layers
+    become the module's own and move with it. Moving them where they are built took
+    `next(self.parameters())` of a module that has none yet (StopIteration)."""
+    tree = facts.tree
+    function = tree.enclosing(build, cst.FunctionDef)
+    statement = tree.statement_of(build)
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    if not isinstance(function, cst.FunctionDef) or not isinstance(small, cst.Assign) or small.value is not build:
+        return False
+    targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+    for exit_node in tree.data.returns:
+        value = getattr(exit_node, "value", None)
+        if value is not None and tree.is_inside(exit_node, function):
+            if any(name.value in targets for name in read_names(value, deferred=True)):
+                return True
     return False
 
 
