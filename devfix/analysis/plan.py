@@ -22,7 +22,7 @@ from typing import Optional
 import libcst as cst
 
 from devfix.analysis.program import Program
-from devfix.analysis.tree import Tree, read_names
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import Meeting, Origin, Place, takes_part
 
 OriginKey = tuple[str, int, Optional[str], int]
@@ -229,15 +229,7 @@ def _stays_in_a_buffer(tree: Tree, meeting: Meeting, index: dict[OriginKey, list
                 return False
     if function.name.value not in _MODEL_CALLS:
         return True  # `sample()` of a text GAN fills a CPU buffer and returns it on the CPU on purpose
-    for exit_node in tree.data.returns:
-        value = getattr(exit_node, "value", None)
-        if (
-            value is not None
-            and tree.is_inside(exit_node, function)
-            and any(name.value == container.value for name in read_names(value, deferred=True))
-        ):
-            return False  # `return outputs`, `return outputs[:, 1:], hidden`
-    return True
+    return not tree.returns_a_name(function, {container.value})  # `return outputs`, `return outputs[:, 1:], hidden`
 
 
 # The methods whose results are the model's output (`model(x)`): what they return meets the

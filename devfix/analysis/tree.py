@@ -8,7 +8,7 @@ something to report.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -235,6 +235,16 @@ class Tree:
         if end is not None:
             return self.order(ancestor) < self.order(node) <= end
         return any(candidate is ancestor for candidate in self.ancestors(node))
+
+    def returns_a_name(self, function: cst.FunctionDef, names: Collection[str]) -> bool:
+        """A `return` of `function` reads one of `names` (`return outputs`, `return a, b`):
+        what the function built under that name leaves it, for its caller to place."""
+        for exit_node in self.data.returns:
+            value = getattr(exit_node, "value", None)
+            if value is not None and self.is_inside(exit_node, function):
+                if any(name.value in names for name in read_names(value, deferred=True)):
+                    return True
+        return False
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement line or compound statement that contains `node`."""

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.plan import Move
 from devfix.analysis.program import OptimizerInfo
-from devfix.analysis.tree import Tree, read_names
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import Place, Value
 from devfix.edits import Remove, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -299,13 +299,7 @@ def _built_for_its_caller(facts: FileFacts, build: cst.CSTNode) -> bool:
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
     if not isinstance(function, cst.FunctionDef) or not isinstance(small, cst.Assign) or small.value is not build:
         return False
-    targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
-    for exit_node in tree.data.returns:
-        value = getattr(exit_node, "value", None)
-        if value is not None and tree.is_inside(exit_node, function):
-            if any(name.value in targets for name in read_names(value, deferred=True)):
-                return True
-    return False
+    return tree.returns_a_name(function, {t.target.value for t in small.targets if isinstance(t.target, cst.Name)})
 
 
 def _copies_gradients(facts: FileFacts, build: cst.CSTNode) -> bool:
