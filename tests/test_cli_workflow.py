@@ -423,7 +423,7 @@ def test_summary_md_describes_the_fixes_per_rule_for_a_pull_request(runner, tmp_
     dry = runner.invoke(main, ["apply", "--diff", "--summary-md", "pr.md", "examples"])
     assert dry.exit_code == 1 and "pr.md" not in dry.stdout
     text = (tmp_path / "pr.md").read_text()
-    assert text.startswith("# devfix: device-placement fixes\n\ndevfix would fix 17 problems in 5 files (5 checked).")
+    assert text.startswith("# devfix: device-placement fixes\n\ndevfix would fix 18 problems in 5 files (5 checked).")
     assert "| DEV006 dataset-off-cpu-path | 4 |" in text and "| DEV002 hard-coded-cuda | 1 |" in text
     section = text.split("## DEV001 device-declaration (3)")[1].split("\n## ")[0]
     assert (
@@ -433,9 +433,9 @@ def test_summary_md_describes_the_fixes_per_rule_for_a_pull_request(runner, tmp_
         "Files: `examples/cnn_classifier.py`, `examples/imbalanced_classes.py`, `examples/tabular_regression.py`"
         in section
     )
-    assert text.count("```diff") == 7  # one example per rule
+    assert text.count("```diff") == 8  # one example per rule
     applied = runner.invoke(main, ["apply", "--summary-md", "pr.md", "examples"])
-    assert applied.exit_code == 0 and "devfix fixed 17 problems" in (tmp_path / "pr.md").read_text()
+    assert applied.exit_code == 0 and "devfix fixed 18 problems" in (tmp_path / "pr.md").read_text()
     runner.invoke(main, ["apply", "--summary-md", "pr.md", "examples"])
     assert (tmp_path / "pr.md").read_text() == "# devfix: device-placement fixes\n\nNo fixes (5 files checked).\n"
 

@@ -88,18 +88,22 @@ class Frame:
     def restore(self, state: tuple[dict[str, Value], dict[int, Slot]]) -> None:
         self.env, self.heap = dict(state[0]), dict(state[1])
 
-    def merge(self, states: list[tuple[dict[str, Value], dict[int, Slot]]]) -> None:
-        """The state after paths that each ended in one of `states`."""
+    def merge(self, states: list[tuple[dict[str, Value], dict[int, Slot]]], loop: bool = False) -> None:
+        """The state after paths that each ended in one of `states`. After a loop (`loop`, the
+        states before it and after its body), a name the body binds first is the body's value:
+        read after a loop that never ran, it raises, so where a read succeeds the body bound it
+        (`iter_count` made in a restarts loop, then returned)."""
         if not states:
             return
         env, heap = dict(states[0][0]), dict(states[0][1])
         for other_env, other_heap in states[1:]:
             for name in set(env) | set(other_env):
-                env[name] = (
-                    join(env.get(name), other_env.get(name))
-                    if name in env and name in other_env
-                    else _partial(env.get(name) or other_env.get(name))
-                )
+                if name in env and name in other_env:
+                    env[name] = join(env[name], other_env[name])
+                elif loop and name in other_env:
+                    env[name] = other_env[name]
+                else:
+                    env[name] = _partial(env.get(name) or other_env.get(name))
             for obj in set(heap) | set(other_heap):
                 heap[obj] = (
                     join_slots(heap.get(obj), other_heap.get(obj))
@@ -387,7 +391,7 @@ class Frame:
                 self.bind(node.target, element, node)
                 self.block(node.body)
                 self.ended = False  # `break` / `continue` end an iteration, not the loop
-                self.merge([before, self.snapshot()])
+                self.merge([before, self.snapshot()], loop=True)
         finally:
             self.loops.pop()
         if node.orelse is not None:
@@ -401,7 +405,7 @@ class Frame:
                 self.expr(node.test)
                 self.block(node.body)
                 self.ended = False
-                self.merge([before, self.snapshot()])
+                self.merge([before, self.snapshot()], loop=True)
         finally:
             self.loops.pop()
         if node.orelse is not None:
