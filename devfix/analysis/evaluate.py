@@ -287,7 +287,10 @@ class Frame:
                 self.bind(target.target, value, small)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
-                self.bind(small.target, self.expr(small.value), small)
+                value = self.expr(small.value)
+                if _annotated_a_number(small.annotation) and value.kind is Kind.OTHER and value.flag is None:
+                    value = HOST  # `self.beta: float = beta`: `torch.tensor(self.beta)` is 0-dim (neuralop)
+                self.bind(small.target, value, small)
         elif isinstance(small, cst.AugAssign):
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
@@ -686,6 +689,10 @@ class Frame:
 
     def _starred(self, node: cst.StarredElement) -> Value:
         return self.expr(node.value)
+
+
+def _annotated_a_number(annotation: cst.Annotation) -> bool:
+    return isinstance(annotation.annotation, cst.Name) and annotation.annotation.value in ("float", "int")
 
 
 def _partial(value: Value | None) -> Value:
