@@ -354,6 +354,22 @@ def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
     assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "helpers.py"): frozenset({"dead"})}
 
 
+def test_an_eval_of_a_name_inside_another_module_is_no_lookup_of_the_files_own(tmp_path):
+    """CCNet's evaluate.py builds its model with `eval('networks.' + args.model + '.Seg_Model')`:
+    only `networks` can be reached that way, so its uncalled `predict_whole` (test.py has its
+    own, and calls that) stays dead. A bare `eval(name)` may still reach anything."""
+    files = _tree(
+        tmp_path,
+        {
+            "evaluate.py": b"import networks\ndef predict_whole(): pass\n"
+            b"def main(model):\n    return eval('networks.' + model + '.Seg_Model')()\nmain('a')\n",
+            "test.py": b"def predict_whole(): pass\ndef run(name):\n    return eval(name)\npredict_whole()\n",
+            "networks.py": b"x = 1\n",
+        },
+    )
+    assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "evaluate.py"): frozenset({"predict_whole"})}
+
+
 def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
     """An old experiment's class that no file names (a comment does not count) never runs,
     `__init__` included. A class another file names, or one a framework may find (its base is

@@ -46,8 +46,20 @@ _DYNAMIC_TEXT = (b"Fire(", b"globals(", b"locals(", b"vars(", b"eval(", b"exec("
 
 def looks_up_by_name(data: bytes) -> bool:
     """_DYNAMIC_LOOKUP, with a plain substring test first: the regex tries its alternatives at
-    every position of every file, and most files contain none of the words."""
-    return any(text in data for text in _DYNAMIC_TEXT) and _DYNAMIC_LOOKUP.search(data) is not None
+    every position of every file, and most files contain none of the words. An `eval` of a
+    name that starts inside another module (CCNet's `eval('networks.' + args.model +
+    '.Seg_Model')`) finds nothing of the file's own."""
+    if not any(text in data for text in _DYNAMIC_TEXT):
+        return False
+    return any(not _reads_a_module(data, match) for match in _DYNAMIC_LOOKUP.finditer(data))
+
+
+def _reads_a_module(data: bytes, match: re.Match[bytes]) -> bool:
+    return match.group() == b"eval(" and _IN_A_MODULE.match(data, match.end()) is not None
+
+
+# What follows `eval(` when the name it builds starts with a module's: `'networks.' + ...`.
+_IN_A_MODULE = re.compile(rb"""\s*(['"])[A-Za-z_][\w.]*\.\1\s*\+""")
 
 
 def has_notebook(files: list[tuple[str, bytes]]) -> bool:
