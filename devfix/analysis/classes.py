@@ -239,16 +239,19 @@ class ClassFlow(FlowState):
         bases = []
         kind = "other"
         opaque = False
+        plain = bool(node.bases)
         for base in node.bases:
             value = frame.expr(base.value)
             if value.ref is not None and id(value.ref) in self.classes:
                 parent = self.classes[id(value.ref)]
+                plain = plain and parent.plain and parent.linked is None
                 bases.append(parent)
                 if parent.kind != "other":
                     kind = parent.kind
                 info.framework = info.framework or parent.framework
                 opaque = opaque or parent.opaque
             elif value.qual is not None:
+                plain = plain and value.qual in api.MODULE_ROOTS
                 if (
                     value.qual in api.MODULE_ROOTS
                     or api.nn_class(value.qual) is not None
@@ -263,8 +266,12 @@ class ClassFlow(FlowState):
                     opaque = True
             elif not (isinstance(base.value, cst.Name) and base.value.value in dir(builtins)):
                 opaque = True
+                plain = False
+            else:
+                plain = False
         info.kind = kind
         info.opaque = opaque and kind == "other"
+        info.plain = plain and kind == "module" and not info.framework
         info.bases = tuple(bases)
         for decorator in node.decorators:
             frame.expr(decorator.decorator)
@@ -358,6 +365,8 @@ class ClassFlow(FlowState):
             known = cls.attribute(name)
             if known is not None:
                 return self._member_of(base, known)
+            if _only_its_own_attributes(cls) and name not in api.NN_MODULE_METHODS:
+                return UNKNOWN  # `model.inp_size = (80, 160)`, set from outside (OC_SORT's ReID model)
         if name in ("training",):
             return HOST
         return operations.program_member(base)
@@ -746,3 +755,15 @@ def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozens
 
 def _is_none(node: cst.CSTNode | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _only_its_own_attributes(cls: ClassInfo) -> bool:
+    """A plain nn.Module subclass whose code sets every layer it has by name: an attribute its
+    code never sets is none of its layers, parameters or buffers."""
+    return (
+        cls.plain
+        and not cls.sets_attributes_wholesale
+        and not cls.registers_by_hand
+        and cls.method("__getattr__") is None
+        and cls.method("__setattr__") is None
+    )

@@ -25,6 +25,7 @@ class ClassInfo:
     kind: str  # "module" | "dataset" | "other"
     framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
     opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
+    plain: bool = False  # an nn.Module subclass of this file's classes and nn.Module alone: no attribute but its own
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
     writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
