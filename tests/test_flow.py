@@ -254,6 +254,32 @@ def test_no_device_is_declared_in_a_class_that_switches_the_gpu_itself():
     assert [(d.code, d.status) for d in diagnostics] == [("DEV002", "no-fix")]
 
 
+def test_no_second_device_is_declared_beside_a_device_option_devfix_cannot_reach():
+    """semisup-adv keeps `--device` in a configuration dictionary that its train function
+    reads (`torch.device(run_config['device'])`), and moves the model in `main` with a bare
+    `.cuda()`. A cuda-if-available device declared there would ignore `--device cpu` on a GPU
+    machine, and the batches would follow the option while the model did not: reported, not
+    fixed."""
+    source = (
+        "import argparse\n\nimport torch\nfrom torch import nn\n\n\n"
+        "def parse_args():\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--device', type=str, default='cuda')\n"
+        "    args = parser.parse_args()\n    return {'run_config': {'device': args.device}}\n\n\n"
+        "def train(model, criterion, loader, run_config):\n"
+        "    device = torch.device(run_config['device'])\n"
+        "    for data, targets in loader:\n        data, targets = data.to(device), targets.to(device)\n"
+        "        criterion(model(data), targets).backward()\n\n\n"
+        "def main():\n    run_config = parse_args()['run_config']\n"
+        "    model = torch.nn.DataParallel(nn.Linear(6, 3).cuda())\n"
+        "    criterion = nn.CrossEntropyLoss(weight=torch.Tensor([1.0, 1.0, 0.1])).cuda()\n"
+        "    train(model, criterion, [(torch.randn(4, 6), torch.randint(0, 3, (4,)))], run_config)\n\n\n"
+        "main()\n"
+    )
+    new, diagnostics = fix_code(source, Config())
+    assert new == source
+    assert [(d.line, d.code, d.status) for d in diagnostics] == [(23, "DEV002", "no-fix"), (24, "DEV002", "no-fix")]
+
+
 def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
     """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
     joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the

@@ -327,6 +327,16 @@ class Devices:
         ]
         return bool(sets) and min(tree.order(assign) for assign in sets) > tree.order(node)
 
+    def _device_option_out_of_reach(self) -> bool:
+        """The program has a `--device` option of its own, and no step before found it at the fix
+        (semisup-adv keeps it in a dictionary, `run_config['device']`, that its train function
+        reads): a cuda-if-available device declared beside it would ignore `--device cpu` on a
+        GPU machine. The hard-coded CUDA is reported, not fixed."""
+        return any(
+            value.kind is Kind.DEVICE and dest not in self.program.index_options
+            for dest, value in self.program.options.items()
+        )
+
     def _class_switches_the_gpu(self, node: cst.CSTNode) -> bool:
         """`node` is in a class whose code tests a user's GPU switch (`if self.gpu_mode:`): a
         cuda-if-available device declared there would disagree with the switch when the user
@@ -436,7 +446,7 @@ class Devices:
             return None
         if scope.function is not None and self._chooses_its_own_device(scope.function, node):
             return None
-        if self._class_switches_the_gpu(node):
+        if self._class_switches_the_gpu(node) or self._device_option_out_of_reach():
             return None
         if scope.function is not None and self._tests_a_gpu_switch_parameter(scope.function):
             return None
