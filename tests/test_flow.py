@@ -280,6 +280,21 @@ def test_no_second_device_is_declared_beside_a_device_option_devfix_cannot_reach
     assert [(d.line, d.code, d.status) for d in diagnostics] == [(23, "DEV002", "no-fix"), (24, "DEV002", "no-fix")]
 
 
+def test_a_gpu_other_than_the_devices_by_number_is_reported_not_rewritten():
+    """stat453's GAN notebook trains on `torch.device("cuda:2" if ... else "cpu")`, then puts
+    the model on "cuda:0" for torchsummary, which makes its inputs on the current GPU: `device`
+    there would move the model away from them. The same GPU written out is still rewritten."""
+    source = (
+        "import torch\nfrom torch import nn\n\n"
+        "device = torch.device('cuda:2' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(4, 2).to(device)\nout = model(torch.ones(1, 4).to(device))\n"
+        "model = model.to('cuda:0')\nx = torch.zeros(3, device='cuda:2')\n"
+    )
+    new, diagnostics = fix_code(source, Config())
+    assert [(d.line, d.code, d.status) for d in diagnostics] == [(7, "DEV002", "no-fix"), (8, "DEV002", "fixed")]
+    assert "model.to('cuda:0')" in new and "torch.zeros(3, device=device)" in new
+
+
 def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
     """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
     joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the

@@ -225,6 +225,28 @@ class Devices:
             return self.program.arguments_of(info).get(binding.name) if info is not None else None
         return self.program.bound.get((id(binding.node), binding.name))
 
+    def gpu_indices(self, code: str, node: cst.CSTNode) -> frozenset[int]:
+        """The GPUs the device variable `code` names at `node` in the statement that binds it
+        (`device = torch.device("cuda:2" if torch.cuda.is_available() else "cpu")`: {2}); none
+        where it names no GPU by number (`"cuda"`, `args.device`)."""
+        binding = self._binding(code, node) if code.isidentifier() else None
+        if binding is None or binding.kind == "param":
+            return frozenset()
+        statement = self.tree.statement_of(binding.node)
+        if statement is None:
+            return frozenset()
+        found = set()
+        stack: list[cst.CSTNode] = [statement]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.SimpleString):
+                text = current.evaluated_value
+                if isinstance(text, str) and text.startswith("cuda:") and text[5:].isdigit():
+                    found.add(int(text[5:]))
+            elif not isinstance(current, cst.BaseCompoundStatement) or current is statement:
+                stack.extend(current.children)
+        return frozenset(found)
+
     def may_be_an_index(self, code: str, node: cst.CSTNode) -> bool:
         """The device variable `code` at `node` may hold a GPU index, not a device (`device =
         args.device if args.device >= 0 else "cpu"` over a `type=int` option): `.to(0)` takes

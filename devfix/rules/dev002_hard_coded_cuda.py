@@ -8,6 +8,7 @@ import libcst as cst
 
 from devfix.analysis import torch_api as api
 from devfix.analysis.facts import FileFacts
+from devfix.analysis.operations import string_of
 from devfix.analysis.reach import always_true_guard, is_distributed, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import Kind, Place, Value
@@ -139,6 +140,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                         call,
                         f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
                         _with_device_in(ctx, call, arg),
+                        written=arg.value,
                     )
                 break
         for name in ("device", "map_location"):
@@ -158,13 +160,31 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 call,
                 f"`{name}={facts.code(given.value)}` hard-codes CUDA",
                 _with_device_in(ctx, call, given),
+                written=given.value,
             )
         return None
 
-    def _fix(self, ctx: RuleContext, call: cst.Call, message: str, build: Callable[[str], cst.CSTNode]) -> Finding:
+    def _fix(
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        message: str,
+        build: Callable[[str], cst.CSTNode],
+        written: cst.BaseExpression | None = None,
+    ) -> Finding:
+        """`written`: the device as the call writes it (`"cuda:0"`), where it names one."""
         device = ctx.facts.devices.at(call, self.code)
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
+        chosen = _written_gpu(written) if written is not None else None
+        others = ctx.facts.devices.gpu_indices(device.code, call) if chosen is not None else frozenset()
+        if others and chosen not in others:
+            # stat453's GAN notebook trains on "cuda:2", then puts the model on "cuda:0" for
+            # torchsummary, whose inputs are made on the current GPU: the second GPU is on purpose
+            gpus = ", ".join(f"cuda:{i}" for i in sorted(others))
+            return self.finding(
+                call, f"{message}; `{device.code}` is another GPU ({gpus})", hint=f"use `{device.code}` if it is meant"
+            )
         return self.finding(call, f"{message}; use `{device.code}`", [Replace(call, build(device.code))], device=device)
 
     @staticmethod
@@ -400,3 +420,12 @@ def _project_device_parameter(ctx: RuleContext, callee: Value | None, name: str)
         return name in program.device_params(program.functions[id(ref)])
     linked = program.linked_functions.get(id(ref))
     return linked is not None and name in linked.device_params
+
+
+def _written_gpu(expr: cst.BaseExpression) -> int | None:
+    """The GPU index a device written out names: 0 for "cuda:0", None for "cuda" (the current
+    GPU), `torch.device("cuda:1")` as "cuda:1"."""
+    if isinstance(expr, cst.Call) and expr.args:
+        expr = expr.args[0].value
+    text = string_of(expr)
+    return int(text[5:]) if text is not None and text.startswith("cuda:") and text[5:].isdigit() else None
