@@ -113,6 +113,10 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
             # `torch.FloatTensor(size, device=x.device)`: the author placed it (a legacy constructor
             # refuses a CUDA device, which no `.to()` after it can mend)
             return Value(Kind.TENSOR, Place.UNKNOWN)
+        if qual == "torch.Tensor" and program.default_device_changed:
+            # after `torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.Tensor(...)`
+            # is made on the GPU where there is one (S3FD's demo); `torch.FloatTensor` stays CPU
+            return Value(Kind.TENSOR, Place.UNKNOWN)
         origin = Origin("cuda-type" if callee.place is Place.DEVICE else "host", node)
         return Value(
             Kind.TENSOR, callee.place, frozenset({origin}) if callee.place is not Place.UNKNOWN else frozenset()
