@@ -370,6 +370,26 @@ def test_an_eval_of_a_name_inside_another_module_is_no_lookup_of_the_files_own(t
     assert ProjectFacts.from_files(files).unreferenced == {str(tmp_path / "evaluate.py"): frozenset({"predict_whole"})}
 
 
+def test_a_class_its_package_only_passes_on_is_built_by_nothing(tmp_path):
+    """InsightFace-v2 vendors RetinaFace's `layers/modules/`, whose `__init__.py` re-exports a
+    `MultiBoxLoss` (import line and `__all__`) that no script builds: its methods never run.
+    A script that imports and builds it through the package keeps it alive."""
+    sources = {
+        "train.py": b"import torch\nfrom retina.layers.modules import Prior\nPrior().run()\n",
+        "retina/__init__.py": b"",
+        "retina/layers/__init__.py": b"",
+        "retina/layers/modules/__init__.py": b"from .loss import MultiBoxLoss\nfrom .prior import Prior\n"
+        b"__all__ = ['MultiBoxLoss', 'Prior']\n",
+        "retina/layers/modules/loss.py": b"import torch\nclass MultiBoxLoss(torch.nn.Module):\n"
+        b"    def forward(self, x):\n        return x.cuda()\n",
+        "retina/layers/modules/prior.py": b"class Prior(object):\n    def run(self):\n        pass\n",
+    }
+    facts = ProjectFacts.from_files(_tree(tmp_path, sources))
+    assert facts.unreferenced == {str(tmp_path / "retina/layers/modules/loss.py"): frozenset({"MultiBoxLoss.forward"})}
+    sources["train.py"] += b"from retina.layers.modules import MultiBoxLoss\nloss = MultiBoxLoss()\n"
+    assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {}
+
+
 def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
     """An old experiment's class that no file names (a comment does not count) never runs,
     `__init__` included. A class another file names, or one a framework may find (its base is

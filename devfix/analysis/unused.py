@@ -201,6 +201,8 @@ def unused_class_methods(
     for path, data in files:
         code = codes[path]
         written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
+        if written[path]:
+            written[path].subtract(_passed_on(code, wanted))
         # its own classes, by a computed name: `globals()[name]`, `eval(name)` (a `getattr(det, k)`
         # on an object reaches that object's attributes only)
         own_lookup[path] = looks_up_by_name(data)
@@ -229,6 +231,22 @@ def unused_class_methods(
                 key for key, _ in _closed_methods(data_of[path], dict.fromkeys(dead, False), every=True)
             )
     return unused
+
+
+# `__all__ = ['MultiBoxLoss']`, `__all__ += (...)`: names a package passes on.
+_ALL = re.compile(rb"^__all__[ \t]*\+?=[ \t]*[\[(]([^\])]*)", re.MULTILINE)
+
+
+def _passed_on(code: bytes, wanted: set[bytes]) -> Counter[bytes]:
+    """The names of `wanted` a file writes only to pass them on: in its import lines and its
+    `__all__` (InsightFace-v2's `retinaface/layers/modules/__init__.py` re-exports a
+    `MultiBoxLoss` nothing builds). A file that imports them from it names them again."""
+    found: Counter[bytes] = Counter()
+    for match in IMPORT.finditer(code):
+        found.update(word for word in WORD.findall(match.group(0)) if word in wanted)
+    for match in _ALL.finditer(code):
+        found.update(word for word in WORD.findall(match.group(1)) if word in wanted)
+    return found
 
 
 def _library_folders(files: list[tuple[str, bytes]], index: ProjectIndex) -> set[str]:
