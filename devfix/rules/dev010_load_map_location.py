@@ -417,7 +417,8 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     """`data = torch.load(args.data)`, and every later use of `data` in its scope reads an
     item for a setting or a data pipeline (`args.max_len = data["max_len"]`,
     `DataLoader(data["train"]["src"], ...)`, `data.get("dict")`, `X, Y = data["X"], data["Y"]`
-    then `TensorDataset(X[idx], Y[idx])`): a file of lists and dictionaries, a processed
+    then `TensorDataset(X[idx], Y[idx])`; the tensor itself sliced into a `TensorDataset`, as
+    ufno's notebooks do with `test_a = torch.load(...)`): a file of lists and dictionaries, a processed
     corpus or dataset (torch-light's `corpus.py` writes one with `torch.save`; ogb's
     fingerprint example, 8 GB that a loader batches on the host). Nothing shows a tensor in
     it, let alone a GPU one: no evidence of a bug (a checkpoint feeds `load_state_dict`, is
@@ -427,7 +428,23 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     if name is None:
         return False
     reads = _reads_after(facts, call, name)
-    return bool(reads) and all(_reads_an_item(facts, node) or _item_feeds_datasets(facts, node) for node in reads)
+    return (
+        bool(reads)
+        and all(
+            _reads_an_item(facts, node)
+            or _item_feeds_datasets(facts, node)
+            or _inside_a_tensor_dataset(facts.tree, node)
+            or _reads_its_shape(facts.tree, node)
+            for node in reads
+        )
+        and any(not _reads_its_shape(facts.tree, node) for node in reads)
+    )
+
+
+def _reads_its_shape(tree: Tree, name: cst.Name) -> bool:
+    """`print(test_a.shape)`: what the file holds is only looked at."""
+    parent = tree.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.value is name and parent.attr.value in ("shape", "dtype")
 
 
 def _reads_after(facts: FileFacts, binding: cst.CSTNode, name: str) -> list[cst.Name]:
