@@ -563,7 +563,8 @@ class ClassFlow(FlowState):
                 self._note_held_modules(self.functions[id(init)], args)
                 if not cls.settled and self.functions[id(init)].klass is cls:
                     self.settle_constructor(self.functions[id(init)])
-            neutral = not cls.has_state and not children and not cls.bases and not _hands_tensors(args)
+            bases_known = not cls.bases or _only_its_own_attributes(cls)  # MusicTransformer's metric subclasses
+            neutral = not cls.has_state and not children and bases_known and not _hands_tensors(args)
             if cls.framework or cls.places_itself or cls.moves_inputs:
                 arguments.escape_all(frame, args)
                 # a class that only places a plain tensor itself (face-parsing's `OhemCELoss`
@@ -766,4 +767,5 @@ def _only_its_own_attributes(cls: ClassInfo) -> bool:
         and not cls.registers_by_hand
         and cls.method("__getattr__") is None
         and cls.method("__setattr__") is None
+        and all(_only_its_own_attributes(base) for base in cls.bases)
     )
