@@ -259,8 +259,55 @@ def needs_gpu_when_called(tree: Tree, program: Program, function: cst.FunctionDe
     key = ("called", id(function))
     if key not in cache:
         cache[key] = False
-        cache[key] = needs_gpu(tree, program, function) and _asks_before_return(tree, program, function)
+        cache[key] = (needs_gpu(tree, program, function) and _asks_before_return(tree, program, function)) or (
+            _asks_on_every_way_out(tree, program, function)
+        )
     return cache[key]
+
+
+def _asks_on_every_way_out(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
+    """Every `return` of the function follows, in its own block, a line that asks for a GPU
+    (or is one), and the function cannot end otherwise: no call of it comes back without the
+    GPU. jukebox's `_setup_dist_from_mpi` retries NCCL in a loop whose `try` sets the CUDA
+    device before it returns, then raises; `setup_dist_from_mpi` returns its result on one
+    branch and sets the device itself on the other."""
+    body = _statements(function)
+    if not body or not _no_way_off_the_end(body[-1]):
+        return False
+    exits_found = [r for r in tree.data.within(tree.data.returns, function) if scope_owner(tree, r) is function]
+    return bool(exits_found) and all(_asked_by(tree, program, exit_node) for exit_node in exits_found)
+
+
+def _asked_by(tree: Tree, program: Program, exit_node: cst.CSTNode) -> bool:
+    """The `return` is on, or follows in its block, a line that asks for a GPU."""
+    line = tree.parent(exit_node)
+    block = tree.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    index = _gpu_calls(tree, program)
+    for statement in block.body[: block.body.index(line) + 1]:
+        if id(statement) in index.asking_lines or any(
+            needs_gpu_when_called(tree, program, callee) for callee in index.site_lines.get(id(statement), ())
+        ):
+            return True
+    return False
+
+
+def _no_way_off_the_end(statement: cst.BaseStatement) -> bool:
+    """The statement returns or raises on every way through it: a last line that does, or an
+    `if` whose every branch, `else` included, ends so."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return isinstance(statement.body[-1], (cst.Return, cst.Raise))
+    if isinstance(statement, cst.If):
+        body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
+        orelse = statement.orelse
+        if not body or orelse is None or not _no_way_off_the_end(body[-1]):
+            return False
+        if isinstance(orelse, cst.If):
+            return _no_way_off_the_end(orelse)
+        rest = orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else ()
+        return bool(rest) and _no_way_off_the_end(rest[-1])
+    return False
 
 
 def _asks_before_return(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
