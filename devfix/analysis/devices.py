@@ -97,7 +97,12 @@ class Devices:
         self._device_names_of: dict[int, frozenset[str]] = {}
 
     # -- the question rules ask ------------------------------------------------------------------
-    def at(self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = ()) -> DeviceChoice | None:
+    def at(
+        self, node: cst.CSTNode, rule: str, evidence: Iterable[Origin] = (), meetings: Iterable[Meeting] = ()
+    ) -> DeviceChoice | None:
+        """The device a fix at `node` uses. `meetings`: where the value meets the device; with no
+        device in reach, a tensor met there, bound before `node`, names it (`output.device`)
+        before a new declaration would."""
         evidence = tuple(evidence)
         found = self._from_evidence(node, evidence) or self._in_reach(node)
         if found is not None:
@@ -108,6 +113,11 @@ class Devices:
         derived = self._derived(node, rule)
         if derived is not None:
             return derived
+        met = self._met_tensor(node, meetings)
+        if met is not None:
+            # vit-explain's rollout makes its mask beside `output = self.model(input_tensor)`, a
+            # model the script moves only under `--use_cuda`: a cuda-if-available device would not
+            return DeviceChoice(f"{met}.device")
         if not self._declarable(evidence):
             return None
         return self._declare(node, rule)
@@ -126,10 +136,7 @@ class Devices:
             for p in info.parameters()
             if p.name.value in info.module_inputs and not _annotated_no_tensor(p) and not _defaults_to_a_constant(p)
         ]
-        for meeting in meetings:
-            for operand, value in meeting.operands:
-                if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(operand, cst.Name):
-                    candidates.append(operand.value)
+        candidates += self._met_names(meetings)
         scope = tree.function_scope_of(node)
         position = tree.order(node)
         for name in candidates:
@@ -144,6 +151,31 @@ class Devices:
                 return f"{info.self_name}.{name}.device"
             if _owns_parameters(klass) and not self.scripted:
                 return f"next({info.self_name}.parameters()).device"
+        return None
+
+    @staticmethod
+    def _met_names(meetings: Iterable[Meeting]) -> list[str]:
+        """The plain names of the device tensors met in `meetings`."""
+        return [
+            operand.value
+            for meeting in meetings
+            for operand, value in meeting.operands
+            if value.place is Place.DEVICE and value.kind is Kind.TENSOR and isinstance(operand, cst.Name)
+        ]
+
+    def _met_tensor(self, node: cst.CSTNode, meetings: Iterable[Meeting]) -> str | None:
+        """A device tensor met in `meetings`, bound by a plain assignment in `node`'s own function
+        before `node`, and not rebound between."""
+        tree = self.tree
+        scope = tree.function_scope_of(node)
+        if scope.function is None:
+            return None
+        position = tree.order(node)
+        for name in self._met_names(meetings):
+            bindings = scope.bindings.get(name, [])
+            before = [b for b in bindings if b.kind == "assign" and b.order < position]
+            if before and len(bindings) == len(before) and not any(tree.is_inside(node, b.node) for b in before):
+                return name
         return None
 
     def _rebound_to_other_than_a_tensor(self, bindings: list[Binding], node: cst.CSTNode) -> bool:

@@ -93,7 +93,7 @@ for real, _ in loader:
             relative = facts.devices.relative(call, move.meetings)
             device = DeviceChoice(relative) if relative is not None else None
         else:
-            device = facts.devices.at(call, self.code, move.evidence)
+            device = facts.devices.at(call, self.code, move.evidence, move.meetings)
         if device is None:
             return self.finding(call, f"{message}; no device expression is in reach here", hint=NO_DEVICE_HINT)
         if move.origin.kind == "host":
