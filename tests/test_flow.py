@@ -295,6 +295,22 @@ def test_a_gpu_other_than_the_devices_by_number_is_reported_not_rewritten():
     assert "model.to('cuda:0')" in new and "torch.zeros(3, device=device)" in new
 
 
+def test_code_run_under_a_framework_asked_for_the_gpu_accelerator_is_gpu_code():
+    """co-tracker trains in a `LightningLite` subclass started with `accelerator="gpu"`:
+    Lightning refuses to start without a GPU, so the `.cuda()` in its `run` is the program's
+    design. Started with `accelerator="auto"`, the same code is a bug on a CPU-only machine."""
+    source = (
+        "import torch\nfrom torch import nn\nfrom pytorch_lightning.lite import LightningLite\n\n\n"
+        "class Lite(LightningLite):\n    def run(self, steps):\n        model = nn.Linear(2, 2)\n"
+        "        model.cuda()\n        return model(torch.ones(1, 2).cuda())\n\n\n"
+        "if __name__ == '__main__':\n    Lite(devices='auto', accelerator='gpu').run(3)\n"
+    )
+    new, diagnostics = fix_code(source, Config())
+    assert new == source and diagnostics == []
+    auto = source.replace("accelerator='gpu'", "accelerator='auto'")
+    assert [d.code for d in fix_code(auto, Config())[1]] == ["DEV001", "DEV002", "DEV002"]
+
+
 def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
     """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
     joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the

@@ -43,6 +43,10 @@ Args = list[tuple[cst.Arg, Value]]
 def call(frame: Frame, node: cst.Call) -> Value:
     func = node.func
     program = frame.program
+    if _asks_for_a_gpu_accelerator(node):
+        # Lightning's `Trainer(accelerator="gpu")`, co-tracker's `Lite(..., accelerator="gpu")`:
+        # without a GPU the framework refuses to start, so what runs under it is GPU code
+        program.gpu_only_calls.append(node)
     if isinstance(func, cst.Attribute):
         receiver = frame.expr(func.value)
         if receiver.qual is not None:
@@ -605,3 +609,12 @@ def linked_arguments(params: tuple[str, ...], args: Args) -> dict[str, Value] | 
             return None
         found[name] = exported(value)
     return found
+
+
+def _asks_for_a_gpu_accelerator(node: cst.Call) -> bool:
+    """The call names the GPU as its accelerator in a literal: `accelerator="gpu"` or "cuda"."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "accelerator":
+            text = string_of(arg.value)
+            return text is not None and text.lower() in ("gpu", "cuda")
+    return False
