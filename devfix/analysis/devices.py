@@ -27,7 +27,7 @@ from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.operations import asks_several
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
-from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, device_string_place
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, device_string_place, gpu_number
 from devfix.analysis.tree import Tree, is_docstring
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
@@ -273,8 +273,9 @@ class Devices:
             current = stack.pop()
             if isinstance(current, cst.SimpleString):
                 text = current.evaluated_value
-                if isinstance(text, str) and text.startswith("cuda:") and text[5:].isdigit():
-                    found.add(int(text[5:]))
+                number = gpu_number(text) if isinstance(text, str) else None
+                if number is not None:
+                    found.add(number)
             elif not isinstance(current, cst.BaseCompoundStatement) or current is statement:
                 stack.extend(current.children)
         return frozenset(found)

@@ -312,6 +312,12 @@ def is_self_placing(qual: str | None) -> bool:
     return qual is not None and any(qual == p or qual.startswith(p + ".") for p in SELF_PLACING)
 
 
+def gpu_number(text: str) -> int | None:
+    """The GPU a device string names by number: 2 for "cuda:2"; None for "cuda" (the current
+    GPU) and anything else."""
+    return int(text[5:]) if text.startswith("cuda:") and text[5:].isdecimal() else None
+
+
 def device_string_place(text: str) -> str | None:
     """ "cpu" / "device" for a device string, None when it names no device."""
     kind = text.split(":")[0].strip().lower()

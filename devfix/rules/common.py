@@ -8,6 +8,7 @@ import libcst as cst
 
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of as string_value
+from devfix.analysis.torch_api import gpu_number
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Origin
 
@@ -59,7 +60,7 @@ def move_to(receiver: cst.BaseExpression, device: cst.BaseExpression, non_blocki
 
 def is_cuda_string(expr: cst.BaseExpression) -> bool:
     text = string_value(expr)
-    return text is not None and (text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()))
+    return text is not None and (text == "cuda" or gpu_number(text) is not None)
 
 
 def replace_arg_value(call: cst.Call, arg: cst.Arg, value: cst.BaseExpression) -> cst.Call:

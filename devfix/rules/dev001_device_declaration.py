@@ -10,6 +10,7 @@ from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Binding, dotted_name
+from devfix.analysis.torch_api import gpu_number
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -214,4 +215,4 @@ def _hard_coded_device(value: Value) -> bool:
 
 
 def is_cuda_text(text: str) -> bool:
-    return text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit())
+    return text == "cuda" or gpu_number(text) is not None

@@ -428,4 +428,4 @@ def _written_gpu(expr: cst.BaseExpression) -> int | None:
     if isinstance(expr, cst.Call) and expr.args:
         expr = expr.args[0].value
     text = string_of(expr)
-    return int(text[5:]) if text is not None and text.startswith("cuda:") and text[5:].isdigit() else None
+    return api.gpu_number(text) if text is not None else None
