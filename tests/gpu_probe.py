@@ -16,8 +16,11 @@ depth = [0]
 
 
 def _record(module, inputs):
-    for parameter in module.parameters(recurse=False):
-        devices.add(parameter.device.type)
+    # The module's own registry, not `parameters(recurse=False)`: a model may override
+    # `parameters()` with a signature of its own (MADDPG's per-agent critics do).
+    for parameter in module._parameters.values():
+        if parameter is not None:
+            devices.add(parameter.device.type)
 
 
 register_module_forward_pre_hook(_record)

@@ -1,4 +1,5 @@
 # devfix: input-runs (the bug shows only with --use_cuda, which the harness does not pass)
+# devfix: weights-on-cpu  (the model moves only under --use_cuda, which the harness does not pass)
 """Attention rollout for a vision transformer (in the shape of jacobgil's vit-explain): the
 script moves the model to the GPU only under `--use_cuda`, and the rollout class builds its
 category mask on the CPU beside the model's output. With `--use_cuda` on a GPU machine,
