@@ -163,8 +163,12 @@ def known_base(qual: str) -> bool:
 def through(cls: ClassInfo, value: Value) -> Value:
     """An attribute of an instance of `cls`. When the class derives from one devfix cannot see,
     the instance may be an `nn.Module` that is moved whole: its layers and tensors are where
-    the instance is, which devfix does not know."""
+    the instance is, which devfix does not know. A framework's module (a `LightningModule`)
+    is moved whole by its trainer: its layers are where the trainer put them. Its plain tensor
+    attributes are not registered, so they stay where they were made."""
     if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
+        return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
+    if cls.framework and value.kind is Kind.MODULE:
         return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
     return value
 
