@@ -271,9 +271,14 @@ class _AstMentions(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_arg(self, node: ast.arg) -> None:
-        self._mention(node.arg)
-        if node.annotation is not None:
-            self.visit(node.annotation)
+        self._mention(node.arg)  # not its annotation: a type hint hands no class over
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        # `model_args: ModelArgs = ModelArgs(...)`: the annotation names a type, nothing more
+        if not isinstance(node.target, ast.Name):
+            self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
 
     def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
         for identifier in node.names:
@@ -329,6 +334,16 @@ class _Mentions(cst.CSTVisitor):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return not isinstance(node.target, cst.Name)  # a variable of the same name: no mention
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False  # `model: Transformer`: a type hint hands no class over
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if not isinstance(node.target, cst.Name):
+            node.target.visit(self)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names and node.value not in self.inside:
