@@ -525,6 +525,39 @@ def test_a_setup_script_that_refuses_to_build_without_cuda_makes_its_extension_g
     assert "models/ops/functions/ms_deform_attn_func.py" in found and "main.py" not in found
 
 
+def test_a_built_kernel_whose_fallback_compiles_it_on_import_is_gpu_code_either_way():
+    """nerf2mesh's `raymarching.py`: `try: import _raymarching_mob` (what its setup script
+    builds) / `except ImportError: from .backend import _backend` (which compiles the same
+    `.cu` sources on import). A fallback to CPU code, or none, is a way around the kernel."""
+    setup = (
+        b"from torch.utils.cpp_extension import CUDAExtension\next = [CUDAExtension(name='_ray', sources=['r.cu'])]\n"
+    )
+    backend = b"from torch.utils.cpp_extension import load\n_backend = load(name='_ray', sources=['r.cu'])\n"
+    files = [
+        ("raymarching/setup.py", setup),
+        ("raymarching/backend.py", backend),
+        (
+            "raymarching/raymarching.py",
+            b"import torch\n\ntry:\n    import _ray as _backend\nexcept ImportError:\n    from .backend import _backend\n",
+        ),
+        ("raymarching/__init__.py", b"from .raymarching import *\n"),
+        ("nerf/renderer.py", b"import torch\nimport raymarching\n"),
+        ("optional.py", b"try:\n    import _ray as _backend\nexcept ImportError:\n    _backend = None\n"),
+        (
+            "cpu_fallback.py",
+            b"try:\n    import _ray as _backend\nexcept ImportError:\n    from cpu_ops import ray as _backend\n",
+        ),
+        ("cpu_ops.py", b"import torch\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {
+        "raymarching/backend.py",
+        "raymarching/raymarching.py",
+        "raymarching/__init__.py",
+        "nerf/renderer.py",
+    }
+
+
 def test_the_refusal_scan_stays_linear_on_long_blocks():
     """The scan for `if torch.cuda.is_available(): ... else: raise` reads each indented line
     once: a long block that ends without `else` must not make it backtrack (it once did)."""

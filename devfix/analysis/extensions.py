@@ -73,13 +73,54 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
     for path, _ in files:
         for imported in index.imports(path, tops[path]):
             importers.setdefault(imported, []).append(path)
+    tries = {path: groups for path, data in files if (groups := _imports_with_fallbacks(data))}
     todo = list(found)
     while todo:
-        for importer in importers.get(todo.pop(), []):
-            if importer not in found:
-                found.add(importer)
-                todo.append(importer)
+        while todo:
+            for importer in importers.get(todo.pop(), []):
+                if importer not in found:
+                    found.add(importer)
+                    todo.append(importer)
+        for path, groups in tries.items():
+            if path not in found and any(
+                all(_imports_cuda(path, text, compiled, found, index) for text in group) for group in groups
+            ):
+                found.add(path)
+                todo.append(path)
     return frozenset(found)
+
+
+def _imports_with_fallbacks(data: bytes) -> list[list[bytes]]:
+    """Each top-level `try:` whose `except` imports something too, as the import lines of its
+    body and of each handler: `try: import _raymarching_mob as _backend` / `except ImportError:
+    from .backend import _backend` (nerf2mesh), the built extension or else its JIT build. An
+    `except` without an import (`pass`, `= None`) is a way around the import."""
+    if b"try" not in data or b"except" not in data:
+        return []
+    groups: list[list[list[bytes]]] = []
+    current: list[list[bytes]] | None = None
+    for line in data.splitlines():
+        if line[:1].strip():
+            if _TRY.match(line):
+                current = [[]]
+                groups.append(current)
+            elif _EXCEPT.match(line) and current is not None:
+                current.append([])
+            elif not line.startswith((b"else", b"finally", b"#")):
+                current = None
+        elif current is not None and line.lstrip().startswith((b"import ", b"from ")):
+            current[-1].append(line.lstrip())
+    return [[b"\n".join(part) for part in group] for group in groups if len(group) > 1 and all(group)]
+
+
+def _imports_cuda(path: str, text: bytes, compiled: frozenset[str], found: set[str], index: ProjectIndex) -> bool:
+    """The import lines bring in CUDA kernels: a compiled CUDA module, a GPU-only package, or a
+    file of the run that needs CUDA on import."""
+    return (
+        (bool(compiled) and _imports_compiled(path, text, compiled))
+        or imports_gpu_package(text)
+        or any(imported in found for imported in index.scan_imports(path, text))
+    )
 
 
 def _compiles_cuda(data: bytes) -> bool:
@@ -106,6 +147,8 @@ def _calls_a_compiler_at_top(path: str, data: bytes, top: bytes, compilers: set[
 
 
 _TOP_BLOCK = re.compile(rb"^(?:try|except|else|finally)\b")
+_TRY = re.compile(rb"^try[ \t]*:")
+_EXCEPT = re.compile(rb"^except\b")
 _MAIN_CHECK = re.compile(rb"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"][ \t]*:")
 
 

@@ -354,6 +354,10 @@ class ProjectIndex:
         self._imports[importer] = (data, found)
         return found
 
+    def scan_imports(self, importer: str, data: bytes) -> list[str]:
+        """imports, uncached: for a part of a file's text (the imports of one `try:` block)."""
+        return self._scan_imports(importer, data)
+
     def _scan_imports(self, importer: str, data: bytes) -> list[str]:
         found: list[str] = []
         for match in IMPORT.finditer(data):
