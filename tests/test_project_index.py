@@ -586,6 +586,16 @@ def test_a_module_that_imports_a_gpu_only_package_makes_its_importers_gpu_code()
     assert found == {"torchqrnn/forget_mult.py", "torchqrnn/qrnn.py", "torchqrnn/__init__.py"}
 
 
+def test_rapids_data_frames_are_gpu_only_packages():
+    """Merlin's serving notebooks read their sessions with cuDF, which keeps its frames in GPU
+    memory: a file that imports it needs a GPU; pandas does not."""
+    from devfix.analysis.extensions import imports_gpu_package
+
+    assert imports_gpu_package(b"import os\nimport cudf\n")
+    assert imports_gpu_package(b"from cuml.cluster import KMeans\n")
+    assert not imports_gpu_package(b"import pandas as cudf_like\n")
+
+
 def test_a_legacy_ffi_build_that_refuses_to_run_without_cuda_makes_a_gpu_only_module():
     """CenterNet's DCNv2 `build.py` raises without CUDA before `create_extension('_ext.dcn_v2',
     ...)`, so `from ._ext import dcn_v2` needs a GPU; faster-rcnn.pytorch's NMS build falls back
