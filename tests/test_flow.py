@@ -311,6 +311,29 @@ def test_code_run_under_a_framework_asked_for_the_gpu_accelerator_is_gpu_code():
     assert [d.code for d in fix_code(auto, Config())[1]] == ["DEV001", "DEV002", "DEV002"]
 
 
+def test_an_object_built_with_its_gpu_default_asks_for_the_gpu_and_one_told_otherwise_does_not():
+    """`PNet()` whose constructor moves its network under `use_gpu=True`, and a text encoder
+    that keeps `device="cuda"` for the moves of its `forward`: built with their defaults, they
+    need a GPU, so the rest of the function's `.cuda()` is the program's design. Built with
+    `use_gpu=False` or `device="cpu"`, the same `.cuda()` is a bug on a CPU-only machine."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\n"
+        "class PNet(nn.Module):\n    def __init__(self, use_gpu=True):\n        super().__init__()\n"
+        "        self.net = nn.Linear(2, 2)\n        if use_gpu:\n            self.net.cuda()\n\n\n"
+        "class Encoder(nn.Module):\n    def __init__(self, device='cuda'):\n        super().__init__()\n"
+        "        self.embed = nn.Embedding(9, 2)\n        self.device = device\n\n"
+        "    def forward(self, ids):\n        return self.embed(torch.tensor(ids).to(self.device))\n\n\n"
+        "def score():\n    net = PNet()\n    return net.net(torch.ones(1, 2).cuda())\n\n\n"
+        "def encode():\n    encoder = Encoder().cuda()\n    return encoder([1, 2])\n"
+    )
+    new, diagnostics = fix_code(source, Config())
+    assert new == source and diagnostics == []
+    told = source.replace("PNet()", "PNet(use_gpu=False)").replace("Encoder()", "Encoder(device='cpu')")
+    assert [(d.line, d.code) for d in fix_code(told, Config())[1]] == [
+        (25, "DEV001"), (25, "DEV002"), (29, "DEV001"), (29, "DEV002")
+    ]  # fmt: skip
+
+
 def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
     """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
     joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the

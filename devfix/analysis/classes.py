@@ -561,6 +561,7 @@ class ClassFlow(FlowState):
                 self.call_function(frame, node, self.functions[id(init)], args, bound=None)
             elif init is not None:
                 self._note_held_modules(self.functions[id(init)], args)
+                self._note_gpu_constructor(node, self.functions[id(init)], args)
                 if not cls.settled and self.functions[id(init)].klass is cls:
                     self.settle_constructor(self.functions[id(init)])
             bases_known = not cls.bases or _only_its_own_attributes(cls)  # MusicTransformer's metric subclasses
@@ -605,6 +606,13 @@ class ClassFlow(FlowState):
                 self.init_modules[key] = None
             elif key not in self.init_modules:
                 self.init_modules[key] = value.cls
+
+    def _note_gpu_constructor(self, node: cst.Call, init: FunctionInfo, args: Args) -> None:
+        """`PNet()` of a module whose `__init__` calls `self.net.cuda()` under `use_gpu=True`
+        unless told otherwise: building it asks for a GPU (a program-world `__init__` is noted
+        as any function call is)."""
+        names = [p.name.value for p in init.parameters()][1:]
+        self.note_gpu_argument(node, args, names, self.device_params(init), self.cuda_defaults(init), method=True)
 
     def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
         cls = self.classes.get(id(base.cls)) if base.cls is not None else None

@@ -30,24 +30,50 @@ from devfix.analysis.tree import kept_parameters
 
 def cuda_default_params(data: Collected, function: cst.FunctionDef) -> frozenset[str]:
     """Parameters whose default is `True` and that guard a `.cuda()` of the function's own
-    body (`if cuda: x = x.cuda()`): leaving them at the default asks for a GPU."""
-    params = {
-        p.name.value
-        for p in (*function.params.params, *function.params.kwonly_params)
-        if isinstance(p.default, cst.Name) and p.default.value == "True"
-    }
-    if not params:
+    body (`if cuda: x = x.cuda()`), or, for a constructor, a `device="cuda"` it keeps for its
+    methods' moves: leaving them at the default asks for a GPU."""
+    every = (*function.params.params, *function.params.kwonly_params)
+    params = {p.name.value for p in every if isinstance(p.default, cst.Name) and p.default.value == "True"}
+    devices = {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
+    if not params and not devices:
         return frozenset()
     found = set()
-    for call in _cuda_calls(data, function):
+    for call in _cuda_calls(data, function) if params else ():
         guard = _guarding_name(data, call, function)
         if guard in params:
             found.add(guard)
     owner = data.parent.get(id(function))
     klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
     if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
-        found |= _kept_switches(data, function, klass, params)
+        found |= _kept_switches(data, function, klass, params) if params else set()
+        found |= _kept_gpu_devices(data, function, klass, devices) if devices else set()
     return frozenset(found)
+
+
+def _gpu_string(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and arguments.names_a_gpu(node)
+
+
+def _kept_gpu_devices(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, params: set[str]) -> set[str]:
+    """A constructor's `device="cuda"` kept as an attribute (`self.device = device`) that a
+    method moves tensors to (`tokens.to(self.device)`, latent diffusion's `FrozenCLIPEmbedder`):
+    building the object with the default asks for a GPU as soon as that method runs."""
+    kept = {attr: param for attr, param in kept_parameters(init).items() if param in params}
+    found = set()
+    for call in data.within(data.calls, klass) if kept else ():
+        for target in _device_targets(call):
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.attr.value in kept:
+                found.add(kept[target.attr.value])
+    return found
+
+
+def _device_targets(call: cst.Call) -> list[cst.BaseExpression]:
+    """Where a call puts tensors: `.to(target)`'s first argument, any `device=target`."""
+    found = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args and call.args[0].keyword is None:
+        found.append(call.args[0].value)
+    return found
 
 
 def _cuda_calls(data: Collected, owner: cst.CSTNode) -> list[cst.Call]:
