@@ -101,6 +101,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if qual in api.CUDA_ONLY_STATEMENTS:
             if _device_from_caller(ctx, call) or _moves_to_a_hard_cuda_parameter(ctx, call):
                 return None  # `cuda_timestamp(device)`: whoever passes the device decides it is CUDA
+            if _alias_chosen_per_device(ctx, call):
+                return None
             return self._guard(ctx, call, qual)
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.facts.is_cuda_move(call):
             if self._inside_cuda_method(ctx, call):
@@ -385,6 +387,17 @@ def _device_from_caller(ctx: RuleContext, call: cst.Call) -> bool:
             if any(b.kind == "param" for b in bindings):
                 return True
     return False
+
+
+def _alias_chosen_per_device(ctx: RuleContext, call: cst.Call) -> bool:
+    """`synchronize()` after `synchronize = torch.cuda.synchronize if device_type == "cuda" else
+    lambda: None` (nanochat's training scripts): the author already picked the CUDA call only
+    for a CUDA device, and the flow, which follows the GPU machine's branch, cannot say so."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = ctx.facts.tree.scope_of(call).lookup(func.value) or []
+    return any(binding.kind == "assign" and isinstance(binding.value, cst.IfExp) for binding in bindings)
 
 
 def _moves_to_a_hard_cuda_parameter(ctx: RuleContext, call: cst.Call) -> bool:
