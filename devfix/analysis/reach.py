@@ -9,22 +9,16 @@ DEV002 and DEV001 ask this before calling a hard-coded CUDA a crash.
 
 from __future__ import annotations
 
-import re
 import weakref
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, line_of, returns
+from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, reads_unbound_name
-
-
-def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
-    """The condition's truth on a CPU-only machine, as the flow recorded it (None: unknown)."""
-    value = program.values.get(id(test))
-    return value.cpu if value is not None else None
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -71,6 +65,10 @@ def runs_without_gpu(
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _asks_after(tree, program, ancestor, child):
             return False  # a TensorRT engine's logger a few lines down: the block cannot finish anyway
+        elif isinstance(ancestor, cst.IndentedBlock) and _reraised_after(tree, ancestor, child):
+            return False  # `except Exception: img = torch.zeros(...).cuda(); raise`: the error goes on
+        elif isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and tests_skipped_without_gpu(tree, program):
+            return False  # `pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`
         elif isinstance(ancestor, cst.FunctionDef):
             if needs_gpu(tree, program, ancestor):
                 return False  # GPU code by design: it asks CUDA for a device index, a name, an event
@@ -78,7 +76,7 @@ def runs_without_gpu(
                 return False  # `def test_GPU(self):` beside its `test_CPU` twin: a GPU test by design
             return _function_runs(tree, program, ancestor, memo, caught)
         elif isinstance(ancestor, cst.ClassDef):
-            if any(_skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
+            if any(skips_without_gpu(program, decorator.decorator) for decorator in ancestor.decorators):
                 return False
             if _used_only_on_a_gpu(tree, program, ancestor):
                 return False  # every program of the run that builds it needs a GPU
@@ -511,7 +509,7 @@ def _function_runs(
     if key in memo:
         return memo[key]  # also: a recursive call adds nothing while its answer is pending
     memo[key] = False
-    if any(_skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
+    if any(skips_without_gpu(program, decorator.decorator) for decorator in function.decorators):
         result = False  # `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`
     elif never_runs(tree, program, function) or _used_only_on_a_gpu(tree, program, function):
         result = False
@@ -553,8 +551,11 @@ NOT_GPU_FAILURES = frozenset(
 def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
     """`try: ... except KeyboardInterrupt:` stops a training run early; it does not catch the
     RuntimeError or AssertionError a CUDA call raises without a GPU. A bare `except:`,
-    `except Exception:` or a name devfix does not know may."""
+    `except Exception:` or a name devfix does not know may, unless it ends by raising again
+    (`print("Failed at loading", name); raise`): the failure still ends the run."""
     for handler in block.handlers:
+        if _raises_again(handler.body):
+            continue
         kind = handler.type
         names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind is not None else []
         if not names:
@@ -564,6 +565,29 @@ def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
             if not (isinstance(node, cst.Name) and node.value in NOT_GPU_FAILURES):
                 return True
     return False
+
+
+def _raises_again(body: cst.BaseSuite) -> bool:
+    """The handler's last statement is a `raise` (the same error, or another)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
+def _reraised_after(tree: Tree, block: cst.IndentedBlock, child: cst.CSTNode) -> bool:
+    """`child` is a statement of an `except` block that ends by raising the error again (bare
+    `raise`): on every machine the run goes on failing after it, so what `child` does on a
+    CPU-only machine changes nothing (stable-dreamfusion's `load_img` fallback image)."""
+    statements = block.body
+    last = statements[-1] if statements else None
+    return (
+        isinstance(tree.parent(block), cst.ExceptHandler)
+        and isinstance(last, cst.SimpleStatementLine)
+        and isinstance(last.body[-1], cst.Raise)
+        and last.body[-1].exc is None
+        and child is not last
+        and any(child is statement for statement in statements)
+    )
 
 
 def never_runs(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
@@ -626,49 +650,6 @@ def _never_called(tree: Tree, site: cst.CSTNode) -> bool:
     if not isinstance(site, cst.Call):
         return False
     return reads_unbound_name([arg.value for arg in site.args], tree.scope_of(site), tree.data)
-
-
-def names_a_gpu_test(name: str) -> bool:
-    """A test whose name says it tests the GPU (`test_GPU`, `test_cuda_forward`,
-    `testMultiGpu`): it exists to run there, often beside a CPU twin. Rewriting its `.cuda()`
-    calls would only make it a second CPU test on a machine without one."""
-    words = _CAMEL.sub(r"\1_\2", name).lower().split("_")
-    return bool(words) and words[0] == "test" and any(_GPU_WORD.match(word) for word in words[1:])
-
-
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_GPU_WORD = re.compile(r"^(?:cuda|gpus?|multigpus?)$")
-
-
-# Custom pytest markers that select GPU tests (`@pytest.mark.requires_cuda`, `@pytest.mark.gpu`):
-# a CPU-only CI deselects them (`-m "not requires_cuda"`).
-GPU_MARKER = re.compile(
-    r"^(?:requires?_|needs?_|only_)?(?:cuda|gpus?|multi_?gpus?)(?:_only|_required)?$", re.IGNORECASE
-)
-
-
-def _skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
-    """`pytest.mark.skipif(<true without a GPU>, ...)`, `unittest.skipIf(...)`, `skipUnless(<false>)`,
-    and a GPU marker (`pytest.mark.requires_cuda`)."""
-    marker = program.values.get(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
-    if marker is not None and marker.qual is not None and marker.qual.startswith("pytest.mark."):
-        if GPU_MARKER.match(marker.qual.split(".")[-1]):
-            return True
-    if not isinstance(decorator, cst.Call) or not decorator.args:
-        return False
-    callee = program.values.get(id(decorator.func))
-    qual = callee.qual if callee is not None and callee.qual else ""
-    name = (
-        qual.split(".")[-1]
-        if qual
-        else (decorator.func.attr.value if isinstance(decorator.func, cst.Attribute) else "")
-    )
-    test = cpu_truth(program, decorator.args[0].value)
-    if name in ("skipif", "skipIf"):
-        return test is True
-    if name == "skipUnless":
-        return test is False
-    return False
 
 
 def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:

@@ -149,7 +149,9 @@ model = nn.Linear(4, 2).to(device)
         return f"`{binding.name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
 
     def _places(self, ctx: RuleContext, binding: Binding) -> bool:
-        """The variable is used to put something on a device: `.to(d)`, `.cuda(d)`, `device=d`."""
+        """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`)
+        where a CPU-only machine runs the line: a test module's `DEVICE = "cuda"` whose tests
+        are all skipped without a GPU places nothing there."""
         tree = ctx.facts.tree
         for call in tree.data.calls:
             func = call.func
@@ -165,7 +167,7 @@ model = nn.Linear(4, 2).to(device)
                     root = root.value
                 if isinstance(root, cst.Name) and root.value == binding.name:
                     seen = tree.scope_of(call).lookup(binding.name) or ()
-                    if any(b is binding for b in seen):
+                    if any(b is binding for b in seen) and runs_without_gpu(tree, ctx.facts.program, call):
                         return True
         return False
 
