@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 from project_runs import project_findings
 
-from devfix.analysis.demands import cuda_default_params
+from devfix.analysis.demands import cuda_switch_params
 from devfix.analysis.tree import Tree
 from devfix.config import Config
 from devfix.results import FileResult
@@ -21,15 +21,19 @@ CASE = Path(__file__).parent / "fixtures" / "projects" / "ok_gpu_by_default_help
 def _defaults(source: str) -> frozenset:
     tree = Tree(cst.parse_module(source))
     function = next(s for s in tree.module.body if isinstance(s, cst.FunctionDef))
-    return cuda_default_params(tree.data, function)
+    return cuda_switch_params(tree.data, function)
 
 
 def test_a_true_default_that_guards_a_cuda_call_asks_for_a_gpu():
-    assert _defaults("def f(x, cuda=True):\n    if cuda:\n        x = x.cuda()\n    return x\n") == {"cuda"}
+    assert _defaults("def f(x, cuda=True):\n    if cuda:\n        x = x.cuda()\n    return x\n") == {("cuda", True)}
+
+
+def test_a_false_default_is_a_switch_that_asks_only_when_turned_on():
+    """PairNorm's `load_data(..., cuda=False)`: a call that passes `cuda=True` asks for a GPU."""
+    assert _defaults("def f(x, cuda=False):\n    if cuda:\n        x = x.cuda()\n    return x\n") == {("cuda", False)}
 
 
 def test_other_defaults_and_guards_do_not():
-    assert _defaults("def f(x, cuda=False):\n    if cuda:\n        x = x.cuda()\n    return x\n") == frozenset()
     assert (
         _defaults("def f(x, cpu=True):\n    if cpu:\n        return x\n    else:\n        return x.cuda()\n")
         == frozenset()

@@ -173,7 +173,7 @@ class ClassFlow(FlowState):
         if init is not None:
             # `DataLoader(..., cuda=True)` of a class whose methods test `self.cuda` around `.cuda()`
             self.note_gpu_argument(
-                node, args, init.params, init.device_params, init.cuda_defaults, init.needs_gpu, method=True
+                node, args, init.params, init.device_params, init.cuda_switches, init.needs_gpu, method=True
             )
         if summary.kind == "other" and not (summary.framework or summary.opaque):
             # a plain class of another file (a `Trainer`): its file sees what is passed here
@@ -207,7 +207,7 @@ class ClassFlow(FlowState):
         feeds to the weights meets them; it returns what its summary says."""
         inputs = []
         self.note_gpu_argument(
-            node, args, method.params, method.device_params, method.cuda_defaults, method.needs_gpu, method=True
+            node, args, method.params, method.device_params, method.cuda_switches, method.needs_gpu, method=True
         )
         for index, (arg, value) in enumerate(args):
             name = arguments.parameter_name(arg, index, method.params, star_unnamed=True)
@@ -612,7 +612,7 @@ class ClassFlow(FlowState):
         unless told otherwise: building it asks for a GPU (a program-world `__init__` is noted
         as any function call is)."""
         names = [p.name.value for p in init.parameters()][1:]
-        self.note_gpu_argument(node, args, names, self.device_params(init), self.cuda_defaults(init), method=True)
+        self.note_gpu_argument(node, args, names, self.device_params(init), self.cuda_switches(init), method=True)
 
     def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
         cls = self.classes.get(id(base.cls)) if base.cls is not None else None
@@ -657,7 +657,7 @@ class ClassFlow(FlowState):
             linked = cls.linked_method(name) if cls is not None else None
             if linked is not None:
                 self.note_gpu_argument(
-                    node, args, linked.params, linked.device_params, linked.cuda_defaults, linked.needs_gpu, method=True
+                    node, args, linked.params, linked.device_params, linked.cuda_switches, linked.needs_gpu, method=True
                 )
             arguments.escape_all(frame, args)
             return UNKNOWN

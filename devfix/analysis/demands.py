@@ -28,26 +28,31 @@ from devfix.analysis.collect import Collected
 from devfix.analysis.tree import kept_parameters
 
 
-def cuda_default_params(data: Collected, function: cst.FunctionDef) -> frozenset[str]:
-    """Parameters whose default is `True` and that guard a `.cuda()` of the function's own
+def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
+    """Parameters with a `True` or `False` default that guard a `.cuda()` of the function's own
     body (`if cuda: x = x.cuda()`), or, for a constructor, a `device="cuda"` it keeps for its
-    methods' moves: leaving them at the default asks for a GPU."""
+    methods' moves; each with whether its default turns the GPU on. Leaving one that is on at
+    its default, or passing `True`, asks for a GPU."""
     every = (*function.params.params, *function.params.kwonly_params)
-    params = {p.name.value for p in every if isinstance(p.default, cst.Name) and p.default.value == "True"}
+    switches = {
+        p.name.value: p.default.value == "True"
+        for p in every
+        if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+    }
     devices = {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
-    if not params and not devices:
+    if not switches and not devices:
         return frozenset()
     found = set()
-    for call in _cuda_calls(data, function) if params else ():
+    for call in _cuda_calls(data, function) if switches else ():
         guard = _guarding_name(data, call, function)
-        if guard in params:
+        if guard in switches:
             found.add(guard)
     owner = data.parent.get(id(function))
     klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
     if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
-        found |= _kept_switches(data, function, klass, params) if params else set()
+        found |= _kept_switches(data, function, klass, set(switches)) if switches else set()
         found |= _kept_gpu_devices(data, function, klass, devices) if devices else set()
-    return frozenset(found)
+    return frozenset((name, switches.get(name, True)) for name in found)
 
 
 def _gpu_string(node: cst.BaseExpression) -> bool:
@@ -140,12 +145,13 @@ def asks_for_gpu(
     args: Args,
     params: Sequence[str],
     device_params: frozenset[str],
-    cuda_defaults: frozenset[str],
+    cuda_switches: frozenset[tuple[str, bool]],
     *,
     rewritten_here: bool = False,
 ) -> bool:
-    """The call passes a GPU index to a parameter the callee moves tensors to, or leaves (or
-    sets to `True`) a parameter whose default makes the callee call `.cuda()`. With
+    """The call passes a GPU index to a parameter the callee moves tensors to, sets to `True` a
+    parameter that switches the callee's `.cuda()` on (PairNorm's `load_data(..., cuda=True)`),
+    or leaves one whose default does. With
     `rewritten_here` (the calling file is one devfix fixes: it imports torch, and the callee is
     a function), a plain `device="cuda"` is no demand: DEV002 rewrites it with the file's other
     hard-coded CUDA."""
@@ -161,11 +167,11 @@ def asks_for_gpu(
             )
         ):
             return True
-    if not cuda_defaults or any(arg.star for arg, _ in args):
+    if not cuda_switches or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything
     # the parameters the call fills, each with whether it passes `True`
     passed = {
         arguments.parameter_name(arg, index, params): isinstance(arg.value, cst.Name) and arg.value.value == "True"
         for index, (arg, _) in enumerate(args)
     }
-    return any(name not in passed or passed[name] for name in cuda_defaults)
+    return any((name not in passed and on) or passed.get(name, False) for name, on in cuda_switches)

@@ -17,7 +17,7 @@ import libcst as cst
 from devfix.analysis import arguments, calls
 from devfix.analysis import torch_api as api
 from devfix.analysis.callers import kept_defaults
-from devfix.analysis.demands import asks_for_gpu, cuda_default_params
+from devfix.analysis.demands import asks_for_gpu, cuda_switch_params
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
@@ -74,7 +74,7 @@ class FunctionFlow(FlowState):
             # here; what it returns is what its summary says, made at this call
             summary = self.linked_functions[id(ref)]
             self.note_gpu_argument(
-                node, args, summary.params, summary.device_params, summary.cuda_defaults, summary.needs_gpu
+                node, args, summary.params, summary.device_params, summary.cuda_switches, summary.needs_gpu
             )
             passed = self.note_linked_call(summary, args)
             for index, (arg, value) in enumerate(args):
@@ -117,12 +117,14 @@ class FunctionFlow(FlowState):
             self._device_params[key] = frozenset(found)
         return self._device_params[key]
 
-    def cuda_defaults(self, info: FunctionInfo) -> frozenset[str]:
-        """Parameters whose default makes the function call `.cuda()` (demands.py)."""
+    def cuda_switches(self, info: FunctionInfo) -> frozenset[tuple[str, bool]]:
+        """Parameters whose default makes the function call `.cuda()` (demands.py), itself or
+        through a callee it hands the switch to (`build_mt_model(params, data, cuda=True)`
+        passes `cuda=cuda` to a builder that moves the model under it: UnsupervisedMT)."""
         key = id(info.node)
-        if key not in self._cuda_defaults:
-            self._cuda_defaults[key] = cuda_default_params(self.data, info.node)
-        return self._cuda_defaults[key]
+        if key not in self._cuda_switches:
+            self._cuda_switches[key] = cuda_switch_params(self.data, info.node)
+        return self._cuda_switches[key] | self._forwarded_switches.get(key, frozenset())
 
     def note_gpu_argument(
         self,
@@ -130,7 +132,7 @@ class FunctionFlow(FlowState):
         args: Args,
         params: Sequence[str],
         device_params: frozenset[str],
-        cuda_defaults: frozenset[str] = frozenset(),
+        cuda_switches: frozenset[tuple[str, bool]] = frozenset(),
         needs_gpu: bool = False,
         *,
         method: bool = False,
@@ -141,9 +143,34 @@ class FunctionFlow(FlowState):
         or a function of another file that needs a GPU itself (demands.py)."""
         # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
         if needs_gpu or asks_for_gpu(
-            args, params, device_params, cuda_defaults, rewritten_here=self.imports_torch and not method
+            args, params, device_params, cuda_switches, rewritten_here=self.imports_torch and not method
         ):
             self.gpu_only_calls.append(node)
+        elif cuda_switches:
+            self._note_forwarded_switches(node, args, params, cuda_switches)
+
+    def _note_forwarded_switches(
+        self, node: cst.Call, args: Args, params: Sequence[str], switches: frozenset[tuple[str, bool]]
+    ) -> None:
+        """`cuda=cuda` handed to a callee's GPU switch, where `cuda` is a parameter of the
+        calling function with a `True` or `False` default: that parameter is a switch too."""
+        function = self.data.parent.get(id(node))
+        while function is not None and not isinstance(function, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            function = self.data.parent.get(id(function))
+        if not isinstance(function, cst.FunctionDef):
+            return
+        defaults = {
+            p.name.value: p.default.value == "True"
+            for p in (*function.params.params, *function.params.kwonly_params)
+            if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+        }
+        names = {name for name, _ in switches}
+        for index, (arg, _) in enumerate(args):
+            name = arguments.parameter_name(arg, index, params)
+            if name in names and isinstance(arg.value, cst.Name) and arg.value.value in defaults:
+                known = self._forwarded_switches.get(id(function), frozenset())
+                switch = (arg.value.value, defaults[arg.value.value])
+                self._forwarded_switches[id(function)] = known | {switch}
 
     def call_function(self, frame: Frame, node: cst.Call, info: FunctionInfo, args: Args, bound: Value | None) -> Value:
         self.call_sites.setdefault(id(info.node), []).append(node)
@@ -153,7 +180,7 @@ class FunctionFlow(FlowState):
         names = [p.name.value for p in params]
         if info.self_name is not None and names and names[0] == info.self_name:
             names = names[1:]
-        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_defaults(info))
+        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_switches(info))
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):

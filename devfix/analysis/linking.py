@@ -38,7 +38,8 @@ class MethodSummary:
     returns: Value | None = None
     relative: bool = False  # returns something on the module's own device
     device_params: frozenset[str] = frozenset()  # parameters it moves tensors to (`z.to(current_device)`)
-    cuda_defaults: frozenset[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    # parameters that switch its `.cuda()` on, each with whether its default does: `(name, on)`
+    cuda_switches: frozenset[tuple[str, bool]] = frozenset()
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
 
 
@@ -74,7 +75,8 @@ class FunctionSummary:
     path: str = ""  # the file that defines it
     keeps: frozenset[str] = frozenset()  # parameters it never moves (nor hands to other code)
     device_params: frozenset[str] = frozenset()  # parameters it moves tensors to
-    cuda_defaults: frozenset[str] = frozenset()  # parameters whose default makes it call `.cuda()`
+    # parameters that switch its `.cuda()` on, each with whether its default does: `(name, on)`
+    cuda_switches: frozenset[tuple[str, bool]] = frozenset()
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
     owner: str = ""  # a class's `__init__`: the class it builds
     # the parameter whose truth moves `returns` to the device (`def gen_z(n, is_cuda)`), and

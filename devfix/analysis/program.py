@@ -156,7 +156,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.loads: list[tuple[cst.Call, Args]] = []
         self.saves: list[tuple[cst.Call, Value]] = []
         self._device_params: dict[int, frozenset[str]] = {}
-        self._cuda_defaults: dict[int, frozenset[str]] = {}
+        self._cuda_switches: dict[int, frozenset[tuple[str, bool]]] = {}
+        self._forwarded_switches: dict[int, frozenset[tuple[str, bool]]] = {}
         self.gpu_only_calls: list[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.settled_early: set[int] = set()  # functions evaluated when their class was first built (this pass)
         self.batch_accesses: dict[tuple[int, str], set[str]] = {}

@@ -52,7 +52,8 @@ class FlowState:
     incoming: dict[str, dict[str, Value]]
     named_elsewhere: frozenset[str]
     _device_params: dict[int, frozenset[str]]
-    _cuda_defaults: dict[int, frozenset[str]]
+    _cuda_switches: dict[int, frozenset[tuple[str, bool]]]
+    _forwarded_switches: dict[int, frozenset[tuple[str, bool]]]
 
     if TYPE_CHECKING:  # pragma: no cover
         # program.py
@@ -100,7 +101,7 @@ class FlowState:
             args: Args,
             params: Sequence[str],
             device_params: frozenset[str],
-            cuda_defaults: frozenset[str] = frozenset(),
+            cuda_switches: frozenset[tuple[str, bool]] = frozenset(),
             needs_gpu: bool = False,
             *,
             method: bool = False,
@@ -108,6 +109,6 @@ class FlowState:
 
         def device_params(self, info: FunctionInfo) -> frozenset[str]: ...
 
-        def cuda_defaults(self, info: FunctionInfo) -> frozenset[str]: ...
+        def cuda_switches(self, info: FunctionInfo) -> frozenset[tuple[str, bool]]: ...
 
         def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value: ...

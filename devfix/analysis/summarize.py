@@ -50,7 +50,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
             program.path,
             _keeps(program, info),
             program.device_params(info),
-            program.cuda_defaults(info),
+            program.cuda_switches(info),
             _needs_gpu(tree, program, ref),
             switch=switch.name.value if switch is not None else "",
             switch_default=switch is not None
@@ -221,7 +221,7 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
             None if relative else _result(tree, program, info),
             relative,
             program.device_params(info),
-            program.cuda_defaults(info),
+            program.cuda_switches(info),
             _needs_gpu(tree, program, node),
         )
     for base in cls.bases:
