@@ -410,6 +410,10 @@ class ClassFlow(FlowState):
         was made. Evidence for DEV012 only when it is written once, in `__init__`."""
         writes = cls.writes_seen.get(name, [])
         init = cls.methods.get("__init__")
+        if _made_from_own_tensors(cls, known) and init is not None and all(self._inside(w, init) for w in writes):
+            # `self.heightmap = calc_height_map(self.voxel_t)` in `__init__` (imaginaire's McVoxel):
+            # computed from the module's buffers while they were on the CPU, and not registered
+            known = replace(known, place=Place.CPU)
         if (
             known.place is not Place.CPU
             or not writes
@@ -764,6 +768,17 @@ def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozens
 
 def _is_none(node: cst.CSTNode | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _made_from_own_tensors(cls: ClassInfo, known: Value) -> bool:
+    """A plain tensor attribute whose value the module derived from its own weights or buffers
+    (every origin is the module) while it was built, before any move."""
+    return (
+        known.place is Place.DEVICE
+        and bool(known.origins)
+        and all(origin.kind == "module" for origin in known.origins)
+        and not cls.places_itself
+    )
 
 
 def _only_its_own_attributes(cls: ClassInfo) -> bool:
