@@ -356,6 +356,15 @@ class Devices:
             held = info.klass.attribute(name)
             if not (is_device(held) or (held is not None and held.kind is Kind.DEVICE and not held.tensor_type)):
                 continue
+            if (
+                held is not None
+                and held.flag == "relative"
+                and held.origins
+                and all(origin.kind == "module" for origin in held.origins)
+            ):
+                # `self.device = self.memory.device` in `__init__` (SlowFast's memory bank): where
+                # the module's own buffer was as it was built, the CPU, stale once it moves
+                continue
             if not self._set_after(function, info.self_name, name, node):
                 return f"{info.self_name}.{name}"
         for name in sorted(info.klass.attrs):
