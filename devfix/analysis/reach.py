@@ -65,6 +65,8 @@ def runs_without_gpu(
             return False  # `assert torch.cuda.is_available()`, `if not cuda: pytest.skip()` came first
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _asks_after(tree, program, ancestor, child):
             return False  # a TensorRT engine's logger a few lines down: the block cannot finish anyway
+        elif isinstance(ancestor, cst.SimpleStatementLine) and _asks_beside(tree, program, ancestor, node):
+            return False  # `DDP(model.cuda(), device_ids=[torch.cuda.current_device()])`: the line fails anyway
         elif isinstance(ancestor, cst.IndentedBlock) and _reraised_after(tree, ancestor, child):
             return False  # `except Exception: img = torch.zeros(...).cuda(); raise`: the error goes on
         elif isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and tests_skipped_without_gpu(tree, program):
@@ -152,6 +154,7 @@ class _GpuCalls:
     # the conditions around the block
     asking_blocks: set[int] = field(default_factory=set)
     asking_lines: set[int] = field(default_factory=set)  # those statement lines themselves
+    asking_calls: dict[int, list[cst.CSTNode]] = field(default_factory=dict)  # per line, its asking calls
     # statement lines (ids) that call, unconditionally within the line, functions of the file
     site_lines: dict[int, list[cst.FunctionDef]] = field(default_factory=dict)
 
@@ -173,6 +176,7 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             line = line_of(tree, call) if not collective(program, call) else None
             if line is not None:
                 index.asking_lines.add(id(line))
+                index.asking_calls.setdefault(id(line), []).append(call)
                 index.asking_blocks.add(id(tree.parent(line)))
         for owner, body in [
             (tree.module, tree.module.body),
@@ -572,6 +576,21 @@ def _raises_again(body: cst.BaseSuite) -> bool:
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
     last = statements[-1] if statements else None
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
+def _asks_beside(tree: Tree, program: Program, line: cst.SimpleStatementLine, node: cst.CSTNode) -> bool:
+    """The statement line holding `node` asks for a GPU through another call that runs whenever
+    the line does (mmpose's `MMDistributedDataParallel(model.cuda(), device_ids=
+    [torch.cuda.current_device()])`): the line fails on a CPU-only machine whatever `node` does."""
+    calls = _gpu_calls(tree, program).asking_calls.get(id(line), ())
+    if not calls:
+        return False
+    around = {id(ancestor) for ancestor in tree.ancestors(node)}
+    return any(call is not node and id(call) not in around and not _holds(tree, node, call) for call in calls)
+
+
+def _holds(tree: Tree, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(ancestor is outer for ancestor in tree.ancestors(inner))
 
 
 def _reraised_after(tree: Tree, block: cst.IndentedBlock, child: cst.CSTNode) -> bool:
