@@ -558,6 +558,25 @@ def test_a_built_kernel_whose_fallback_compiles_it_on_import_is_gpu_code_either_
     }
 
 
+def test_a_module_a_setup_script_installs_by_name_is_imported_by_that_name():
+    """imaginaire's FlowNet2 layers: `third_party/correlation/setup.py` builds
+    `correlation_cuda` and installs `correlation.py` (`py_modules=['correlation']`), which
+    imports the kernels; the network imports it as plain `import correlation`."""
+    setup = (
+        b"from torch.utils.cpp_extension import CUDAExtension\n"
+        b"setup(name='correlation_cuda', py_modules=['correlation'],\n"
+        b"      ext_modules=[CUDAExtension('correlation_cuda', ['src/c.cc', 'src/k.cu'])])\n"
+    )
+    files = [
+        ("third_party/correlation/setup.py", setup),
+        ("third_party/correlation/correlation.py", b"import torch\nimport correlation_cuda\n"),
+        ("flow_net/networks/flownet_c.py", b"import torch\nimport correlation\n"),
+        ("flow_net/networks/flownet_s.py", b"import torch\nimport correlations\n"),
+    ]
+    found = ProjectFacts.from_files(files).builds_cuda_on_import
+    assert found == {"third_party/correlation/correlation.py", "flow_net/networks/flownet_c.py"}
+
+
 def test_the_refusal_scan_stays_linear_on_long_blocks():
     """The scan for `if torch.cuda.is_available(): ... else: raise` reads each indented line
     once: a long block that ends without `else` must not make it backtrack (it once did)."""

@@ -70,8 +70,11 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
     if not found:
         return frozenset()
     importers: dict[str, list[str]] = {}
+    installed = _installed_modules(files)
     for path, _ in files:
         for imported in index.imports(path, tops[path]):
+            importers.setdefault(imported, []).append(path)
+        for imported in _installed_imports(tops[path], installed):
             importers.setdefault(imported, []).append(path)
     tries = {path: groups for path, data in files if (groups := _imports_with_fallbacks(data))}
     todo = list(found)
@@ -88,6 +91,40 @@ def builds_cuda_on_import(files: list[tuple[str, bytes]], index: ProjectIndex) -
                 found.add(path)
                 todo.append(path)
     return frozenset(found)
+
+
+_PY_MODULES = re.compile(rb"\bpy_modules\s*=\s*\[([^\]]*)\]")
+
+
+def _installed_modules(files: list[tuple[str, bytes]]) -> dict[str, str]:
+    """The modules setup scripts of the run install by name (`py_modules=['correlation']`
+    beside `CUDAExtension('correlation_cuda', ...)`, imaginaire's FlowNet2 layers): the file
+    of the run that `import correlation` takes anywhere once the package is installed."""
+    paths = {path.replace(os.sep, "/") for path, _ in files}
+    found: dict[str, str] = {}
+    for path, data in files:
+        if b"py_modules" not in data:
+            continue
+        folder = posixpath.dirname(path.replace(os.sep, "/"))
+        for listed in _PY_MODULES.findall(data):
+            for name in re.findall(rb"['\"]([\w.]+)['\"]", listed):
+                module = name.decode("ascii", "replace")
+                target = posixpath.join(folder, module.replace(".", "/") + ".py") if folder else module + ".py"
+                if target in paths:
+                    found[module] = target
+    return found
+
+
+def _installed_imports(top: bytes, installed: dict[str, str]) -> list[str]:
+    """The installed modules (`_installed_modules`) a file's top-level absolute imports name."""
+    if not installed:
+        return []
+    found = []
+    for level, module, _imported, plain in import_statements(top):
+        for name in ([module] if plain is None else plain) if not level else ():
+            if name in installed:
+                found.append(installed[name])
+    return found
 
 
 def _imports_with_fallbacks(data: bytes) -> list[list[bytes]]:
