@@ -334,6 +334,25 @@ def test_an_object_built_with_its_gpu_default_asks_for_the_gpu_and_one_told_othe
     ]  # fmt: skip
 
 
+def test_only_a_lightning_module_has_its_layers_placed_by_a_framework():
+    """A worker process (`torch.multiprocessing.Process`) is a framework's class too, but no
+    trainer moves it: its CPU network fed device inputs is still DEV003's. And a module's
+    `DEVICE = torch.device("cuda:0")` that a helper moves tensors to is still DEV001's, though
+    the helper's call then asks for that GPU (ASTGCN's training script)."""
+    source = (
+        "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+        "class Worker(mp.Process):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "        self.local_network = nn.Linear(4, 2)\n\n"
+        "    def run(self):\n        state = torch.randn(4).to(self.device)\n"
+        "        return self.local_network(state)\n\n\n"
+        "def helper(x, device):\n    return x.to(device)\n\n\n"
+        "DEVICE = torch.device('cuda:0')\ncriterion = nn.MSELoss().to(DEVICE)\n"
+        "print(helper(torch.ones(2), DEVICE), criterion)\n"
+    )
+    assert [(d.line, d.code) for d in fix_code(source, Config())[1]] == [(10, "DEV003"), (21, "DEV001")]
+
+
 def test_a_join_keeps_the_options_both_paths_know_and_a_fingerprint_ignores_syntax():
     """Every call of a helper passes the run's options (`prepare_input(t, args=self.args)`):
     joined, the namespace keeps what the calls agree on (`args.cuda` always true), so the

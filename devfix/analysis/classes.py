@@ -249,6 +249,7 @@ class ClassFlow(FlowState):
                 if parent.kind != "other":
                     kind = parent.kind
                 info.framework = info.framework or parent.framework
+                info.moved_whole = info.moved_whole or parent.moved_whole
                 opaque = opaque or parent.opaque
             elif value.qual is not None:
                 plain = plain and value.qual in api.MODULE_ROOTS
@@ -262,6 +263,7 @@ class ClassFlow(FlowState):
                     kind = "dataset"
                 elif api.is_self_placing(value.qual) or "lightning" in value.qual.lower():
                     info.framework = True
+                    info.moved_whole = info.moved_whole or value.qual.endswith("LightningModule")
                 elif not known_base(value.qual):
                     opaque = True
             elif not (isinstance(base.value, cst.Name) and base.value.value in dir(builtins)):

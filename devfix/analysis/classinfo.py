@@ -24,6 +24,7 @@ class ClassInfo:
     node: cst.ClassDef
     kind: str  # "module" | "dataset" | "other"
     framework: bool = False  # derives from a framework's class (LightningModule...): placed by it
+    moved_whole: bool = False  # a framework's module (a `LightningModule`) that its trainer moves whole
     opaque: bool = False  # derives from a class devfix cannot see (another module's): it may be an nn.Module
     plain: bool = False  # an nn.Module subclass of this file's classes and nn.Module alone: no attribute but its own
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -168,7 +169,7 @@ def through(cls: ClassInfo, value: Value) -> Value:
     attributes are not registered, so they stay where they were made."""
     if cls.opaque and value.kind in (Kind.MODULE, Kind.TENSOR, Kind.STRUCT):
         return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
-    if cls.framework and value.kind is Kind.MODULE:
+    if cls.moved_whole and value.kind is Kind.MODULE:
         return Value(value.kind, Place.UNKNOWN, neutral=value.neutral)
     return value
 

@@ -7,10 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devfix.analysis.devices import DeclarationRequest
+from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Binding, dotted_name
 from devfix.analysis.torch_api import gpu_number
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -149,10 +151,11 @@ model = nn.Linear(4, 2).to(device)
         return f"`{binding.name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
 
     def _places(self, ctx: RuleContext, binding: Binding) -> bool:
-        """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`)
-        where a CPU-only machine runs the line: a test module's `DEVICE = "cuda"` whose tests
-        are all skipped without a GPU places nothing there."""
+        """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`),
+        outside the tests of a module whose `pytestmark` skips them all without a GPU (its
+        `DEVICE = "cuda"` places nothing on a CPU-only machine)."""
         tree = ctx.facts.tree
+        skipped = tests_skipped_without_gpu(tree, ctx.facts.program)
         for call in tree.data.calls:
             func = call.func
             moving = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
@@ -167,7 +170,7 @@ model = nn.Linear(4, 2).to(device)
                     root = root.value
                 if isinstance(root, cst.Name) and root.value == binding.name:
                     seen = tree.scope_of(call).lookup(binding.name) or ()
-                    if any(b is binding for b in seen) and runs_without_gpu(tree, ctx.facts.program, call):
+                    if any(b is binding for b in seen) and not (skipped and _in_a_definition(tree, call)):
                         return True
         return False
 
@@ -218,3 +221,7 @@ def _hard_coded_device(value: Value) -> bool:
 
 def is_cuda_text(text: str) -> bool:
     return text == "cuda" or gpu_number(text) is not None
+
+
+def _in_a_definition(tree: Tree, node: cst.CSTNode) -> bool:
+    return any(isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) for ancestor in tree.ancestors(node))
