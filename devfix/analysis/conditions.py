@@ -150,3 +150,38 @@ def is_constant(node: cst.BaseExpression) -> bool:
 def truth_of(value: Value) -> tuple[bool | None, bool | None]:
     """(truth on a GPU machine, truth on a CPU-only machine) of a condition's value."""
     return value.truth, value.cpu
+
+
+def overridden_without_gpu(frame: Frame, body: cst.BaseSuite, flag: str) -> None:
+    """`self.dtype = torch.cuda.FloatTensor` then `if torch.cuda.is_available() is False:
+    self.dtype = torch.FloatTensor` (BicycleGAN's solver): the GPU machine skips the branch, a
+    CPU-only one takes it, so the CUDA type the name keeps was chosen by the check (`flag`)."""
+    for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            for target in small.targets if isinstance(small, cst.Assign) else ():
+                _flag_kept(frame, target.target, flag)
+
+
+def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str) -> None:
+    if isinstance(target, cst.Name):
+        key = target.value
+    elif (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == frame.self_name
+    ):
+        key = f"self.{target.attr.value}"
+    else:
+        return
+    value = frame.env.get(key)
+    if value is None or value.kind is not Kind.DEVICE:
+        return
+    flagged = replace(value, flag=flag)
+    frame.env[key] = flagged
+    values = frame.program.values
+    for node_id, known in list(values.items()):
+        if known is value:
+            values[node_id] = flagged  # the assignment's own expression: its CUDA type was chosen too
+    writes = frame.klass.writes.get(key[5:]) if key.startswith("self.") and frame.klass is not None else None
+    if writes and writes[-1][1] is value:
+        writes[-1] = (writes[-1][0], flagged)

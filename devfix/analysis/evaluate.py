@@ -355,6 +355,8 @@ class Frame:
             self._guarded_block(node.body, flag)
             return
         if truth is False:
+            if flag in ("available", "choice"):
+                conditions.overridden_without_gpu(self, node.body, flag)
             if node.orelse is not None:
                 self._orelse(node.orelse)
             return

@@ -307,7 +307,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         return False
 
     def module_method(self, frame: Frame, node: cst.Call, receiver: Value, name: str, args: Args) -> Value:
-        if name in api.MOVE_METHODS or name == "cpu":
+        # `net.type(self.dtype)` with a CUDA tensor type casts the weights onto the GPU, as a move does
+        if name in api.MOVE_METHODS or name == "cpu" or (name == "type" and args):
             place, origin = calls.move(frame, node, receiver, name, args)
             if place is Place.NONE:
                 return receiver
