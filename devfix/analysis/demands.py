@@ -30,9 +30,9 @@ from devfix.analysis.tree import kept_parameters
 
 def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
     """Parameters with a `True` or `False` default that guard a `.cuda()` of the function's own
-    body (`if cuda: x = x.cuda()`), or, for a constructor, a `device="cuda"` it keeps for its
-    methods' moves; each with whether its default turns the GPU on. Leaving one that is on at
-    its default, or passing `True`, asks for a GPU."""
+    body (`if cuda: x = x.cuda()`), and those with a GPU device by default that it moves tensors
+    to (or, for a constructor, keeps for its methods' moves); each with whether its default
+    turns the GPU on. Leaving one that is on at its default, or passing `True`, asks for a GPU."""
     every = (*function.params.params, *function.params.kwonly_params)
     switches = {
         p.name.value: p.default.value == "True"
@@ -47,6 +47,9 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
         guard = _guarding_name(data, call, function)
         if guard in switches:
             found.add(guard)
+    for call in data.within(data.calls, function) if devices else ():
+        # `def predict(spectrogram, device=torch.device('cuda')): model.to(device)` (wavegrad)
+        found.update(t.value for t in _device_targets(call) if isinstance(t, cst.Name) and t.value in devices)
     owner = data.parent.get(id(function))
     klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
     if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
@@ -56,6 +59,14 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
 
 
 def _gpu_string(node: cst.BaseExpression) -> bool:
+    """`"cuda"`, `"cuda:0"`, or `torch.device("cuda")` written as a default."""
+    if (
+        isinstance(node, cst.Call)
+        and node.args
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "device"
+    ):
+        node = node.args[0].value
     return isinstance(node, cst.SimpleString) and arguments.names_a_gpu(node)
 
 
