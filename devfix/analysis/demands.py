@@ -34,11 +34,7 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
     to (or, for a constructor, keeps for its methods' moves); each with whether its default
     turns the GPU on. Leaving one that is on at its default, or passing `True`, asks for a GPU."""
     every = (*function.params.params, *function.params.kwonly_params)
-    switches = {
-        p.name.value: p.default.value == "True"
-        for p in every
-        if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
-    }
+    switches = bool_defaults(function)
     devices = {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
     if not switches and not devices:
         return frozenset()
@@ -56,6 +52,15 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
         found |= _kept_switches(data, function, klass, set(switches)) if switches else set()
         found |= _kept_gpu_devices(data, function, klass, devices) if devices else set()
     return frozenset((name, switches.get(name, True)) for name in found)
+
+
+def bool_defaults(function: cst.FunctionDef) -> dict[str, bool]:
+    """The function's parameters with a `True` or `False` default, and that default."""
+    return {
+        p.name.value: p.default.value == "True"
+        for p in (*function.params.params, *function.params.kwonly_params)
+        if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+    }
 
 
 def _gpu_string(node: cst.BaseExpression) -> bool:

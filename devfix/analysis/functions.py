@@ -17,7 +17,7 @@ import libcst as cst
 from devfix.analysis import arguments, calls
 from devfix.analysis import torch_api as api
 from devfix.analysis.callers import kept_defaults
-from devfix.analysis.demands import asks_for_gpu, cuda_switch_params
+from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_params
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
@@ -159,11 +159,7 @@ class FunctionFlow(FlowState):
             function = self.data.parent.get(id(function))
         if not isinstance(function, cst.FunctionDef):
             return
-        defaults = {
-            p.name.value: p.default.value == "True"
-            for p in (*function.params.params, *function.params.kwonly_params)
-            if isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
-        }
+        defaults = bool_defaults(function)
         names = {name for name, _ in switches}
         for index, (arg, _) in enumerate(args):
             name = arguments.parameter_name(arg, index, params)
