@@ -91,16 +91,15 @@ if __name__ == "__main__":
 
 def test_a_flag_a_self_test_sets_is_still_the_choice_of_other_callers(tmp_path):
     """The self-test passes `cuda=True`; the training script passes its `--cuda` option. The
-    guarded `.cuda()` is the callers' choice, and the self-test chose the GPU: it turns the
-    switch on, so its own `.cuda()` calls are its design, not bugs (modelled on a public
-    DeepLab's losses; PairNorm's `load_data(cuda=True)` is the same shape)."""
+    guarded `.cuda()` is the callers' choice; the self-test's own `.cuda()` calls are bugs
+    (modelled on a public DeepLab's losses)."""
     train = (
         "import argparse\nimport torch\nfrom loss import SegmentationLosses\n\n"
         "parser = argparse.ArgumentParser()\nparser.add_argument('--cuda', action='store_true')\n"
         "args = parser.parse_args()\ncriterion = SegmentationLosses(cuda=args.cuda)\n"
     )
     found = project_findings(tmp_path, {"loss.py": LOSS, "train.py": train})
-    assert found == []
-    # alone, the self-test is still a GPU test: it turns the switch on as it did beside train.py
+    assert found == ["loss.py:18 DEV001", "loss.py:18 DEV002", "loss.py:19 DEV002"]
+    # alone, the self-test is the only caller: `cuda=True` is a constant, and the guard always holds
     (tmp_path / "train.py").unlink()
-    assert project_findings(tmp_path, {}) == []
+    assert "loss.py:12 DEV002" in project_findings(tmp_path, {})

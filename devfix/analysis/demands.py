@@ -29,12 +29,15 @@ from devfix.analysis.tree import kept_parameters
 
 
 def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
-    """Parameters with a `True` or `False` default that guard a `.cuda()` of the function's own
-    body (`if cuda: x = x.cuda()`), and those with a GPU device by default that it moves tensors
-    to (or, for a constructor, keeps for its methods' moves); each with whether its default
-    turns the GPU on. Leaving one that is on at its default, or passing `True`, asks for a GPU."""
+    """Parameters with a `True` default that guard a `.cuda()` of the function's own
+    body (`if cuda: x = x.cuda()`), or, for a constructor, a GPU device by default that it keeps
+    for its methods' moves; each with whether its default turns the GPU on. Leaving one that
+    is on at its default, or passing `True`, asks for a GPU."""
     every = (*function.params.params, *function.params.kwonly_params)
-    switches = bool_defaults(function)
+    # only a flag on by default: one off by default that a caller turns on may guard a
+    # `.cuda()` that touches nothing (DeepLab's weightless loss), or be no GPU switch at all
+    # (torch-light's `if get_pos: position = position.cuda()`, a bug)
+    switches = {name: on for name, on in bool_defaults(function).items() if on}
     devices = {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
     if not switches and not devices:
         return frozenset()
@@ -43,9 +46,6 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
         guard = _guarding_name(data, call, function)
         if guard in switches:
             found.add(guard)
-    for call in data.within(data.calls, function) if devices else ():
-        # `def predict(spectrogram, device=torch.device('cuda')): model.to(device)` (wavegrad)
-        found.update(t.value for t in _device_targets(call) if isinstance(t, cst.Name) and t.value in devices)
     owner = data.parent.get(id(function))
     klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
     if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
