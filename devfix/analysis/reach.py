@@ -573,9 +573,16 @@ def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
 
 def _raises_again(body: cst.BaseSuite) -> bool:
     """The handler's last statement is a `raise` (the same error, or another)."""
+    return _last_raise(body) is not None
+
+
+def _last_raise(body: cst.BaseSuite) -> cst.Raise | None:
+    """The `raise` that ends the block's last statement line, if it ends so."""
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
     last = statements[-1] if statements else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise):
+        return last.body[-1]
+    return None
 
 
 def _asks_beside(tree: Tree, program: Program, line: cst.SimpleStatementLine, node: cst.CSTNode) -> bool:
@@ -597,15 +604,13 @@ def _reraised_after(tree: Tree, block: cst.IndentedBlock, child: cst.CSTNode) ->
     """`child` is a statement of an `except` block that ends by raising the error again (bare
     `raise`): on every machine the run goes on failing after it, so what `child` does on a
     CPU-only machine changes nothing (stable-dreamfusion's `load_img` fallback image)."""
-    statements = block.body
-    last = statements[-1] if statements else None
+    raised = _last_raise(block)
     return (
         isinstance(tree.parent(block), cst.ExceptHandler)
-        and isinstance(last, cst.SimpleStatementLine)
-        and isinstance(last.body[-1], cst.Raise)
-        and last.body[-1].exc is None
-        and child is not last
-        and any(child is statement for statement in statements)
+        and raised is not None
+        and raised.exc is None
+        and child is not block.body[-1]
+        and any(child is statement for statement in block.body)
     )
 
 
