@@ -18,7 +18,7 @@ from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, 
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, reads_unbound_name
+from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, is_main_check, reads_unbound_name
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -85,7 +85,7 @@ def runs_without_gpu(
             if _built_only_on_a_gpu(tree, program, ancestor, node):
                 return False  # `__init__` calls `torch.cuda.set_device(self.gpus[0])`: no instance without one
         child = ancestor
-    top = _top_statement(tree, node)
+    top = tree.top_statement(node)
     if isinstance(top, (cst.ClassDef, cst.FunctionDef)) and top.name.value in program.named_elsewhere:
         # a definition other files import: they do not run this file's `__main__` self-test
         return not _needs_gpu_on_import(tree, program)
@@ -101,20 +101,10 @@ def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
     if not any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases):
         return False
     for statement in tree.module.body:
-        if isinstance(statement, cst.If) and _is_main_check(statement.test):
+        if isinstance(statement, cst.If) and is_main_check(statement.test):
             block = statement.body
             return bool(getattr(block, "body", ())) and _exits_before(tree, program, block, block.body[-1])
     return False
-
-
-def _top_statement(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The module-level statement that holds `node`."""
-    child: cst.CSTNode = node
-    for ancestor in tree.ancestors(node):
-        if ancestor is tree.module:
-            return child
-        child = ancestor
-    return None
 
 
 def _needs_gpu_on_import(tree: Tree, program: Program) -> bool:
@@ -124,18 +114,13 @@ def _needs_gpu_on_import(tree: Tree, program: Program) -> bool:
         return True
     index = _gpu_calls(tree, program)
     module = id(tree.module)
-    if any(not _in_main_block(tree, call) for call in index.direct.get(module, ())):
+    if any(not tree.in_main_block(call) for call in index.direct.get(module, ())):
         return True
     return any(
         needs_gpu_when_called(tree, program, callee)
         for site, callee in index.sites.get(module, ())
-        if not _in_main_block(tree, site)
+        if not tree.in_main_block(site)
     )
-
-
-def _in_main_block(tree: Tree, node: cst.CSTNode) -> bool:
-    top = _top_statement(tree, node)
-    return isinstance(top, cst.If) and _is_main_check(top.test)
 
 
 _NEEDS_GPU: weakref.WeakKeyDictionary[Program, dict[tuple[str, int], bool]] = weakref.WeakKeyDictionary()
@@ -390,7 +375,7 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program
         if (
             isinstance(ancestor, cst.If)
             and child is not ancestor.test
-            and not _is_main_check(ancestor.test)
+            and not is_main_check(ancestor.test)
             and not (child is ancestor.body and cpu_truth(program, ancestor.test) is True)
             and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner))
         ):
@@ -457,17 +442,6 @@ def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.For):
             return True
     return False
-
-
-def _is_main_check(test: cst.BaseExpression) -> bool:
-    return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
-        and test.left.value == "__name__"
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
-        and test.comparisons[0].comparator.value.strip("'\"") == "__main__"
-    )
 
 
 def _handed_only_to_gpu_calls(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
@@ -682,7 +656,7 @@ def after_an_exit(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
     nothing after it runs, and in a notebook the cells after it run in a new session, without
     the names bound before it, which devfix's one program of the notebook does not model
     (ParallelWaveGAN's conversion notebook). An edit there is not one devfix can stand behind."""
-    top = _top_statement(tree, node)
+    top = tree.top_statement(node)
     if top is None:
         return False
     first = _FIRST_EXIT.get(program)

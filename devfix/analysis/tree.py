@@ -246,6 +246,21 @@ class Tree:
                     return True
         return False
 
+    def top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The module-level statement that holds `node`."""
+        child: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if ancestor is self.module:
+                return child
+            child = ancestor
+        return None
+
+    def in_main_block(self, node: cst.CSTNode) -> bool:
+        """`node` is inside the module's `if __name__ == "__main__":` block: it runs only when
+        the file runs as a script, never when another file imports it."""
+        top = self.top_statement(node)
+        return isinstance(top, cst.If) and is_main_check(top.test)
+
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement line or compound statement that contains `node`."""
         current: cst.CSTNode | None = node
@@ -349,6 +364,18 @@ class Tree:
         """The code of `new`, made from this module by edits, from the original text where
         possible (see `layout.py`); None where it must be generated whole."""
         return self._layout.fixed_text(new)
+
+
+def is_main_check(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"`."""
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+        and test.comparisons[0].comparator.value.strip("'\"") == "__main__"
+    )
 
 
 def cuda_index(call: cst.Call) -> cst.Arg | None:
