@@ -369,6 +369,10 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
         ):
             # a device devfix cannot follow: the body runs only where the program was given CUDA
             return condition(None, False, "relative")
+        if place is None and _unread_string(this) and ((equal and said == "cuda") or (unequal and said == "cpu")):
+            # `self.device != "cpu"`, where the program picks "cuda" or "cpu" on a test devfix
+            # cannot read (nequip's Kokkos build): a device check all the same
+            return condition(None, False, "relative")
         if place is None or place is Place.UNKNOWN or said not in ("cuda", "cpu"):
             continue
         is_cuda = (place is Place.DEVICE) == (said == "cuda")
@@ -394,6 +398,12 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
         if (equal and right.text == "cuda") or (unequal and right.text == "cpu"):
             return condition(None, False, "relative")
     return HOST
+
+
+def _unread_string(value: Value) -> bool:
+    """A host value that is no constant devfix knows and carries no option's or device's flag:
+    `"cuda" if backend_is_gpu(x) else "cpu"`, a string a helper returns."""
+    return value.kind is Kind.HOST and value.text is None and value.flag is None and value.truth is None
 
 
 def option_test(node: cst.Comparison, *, passed_count: bool = False) -> Value | None:
