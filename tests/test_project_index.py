@@ -343,6 +343,26 @@ def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
     assert not facts.chooses_gpus_elsewhere(str(tmp_path / "a/launch.py"))
 
 
+def test_a_script_that_only_shares_a_module_with_the_chooser_runs_in_its_own_process(tmp_path):
+    # GraphRNN: main.py and main_DeepGMG.py both `from train import *`; each sets
+    # CUDA_VISIBLE_DEVICES in its own __main__ block
+    files = _tree(
+        tmp_path,
+        {
+            "main.py": b"from train import *\nif __name__ == '__main__':\n    net = Net().cuda()\n",
+            "main_other.py": b"import os\nfrom train import *\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n",
+            "train.py": b"import torch\nfrom model import *\n",
+            "model.py": b"import torch\n",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert not facts.chooses_gpus_elsewhere(str(tmp_path / "main.py"))
+    # main_other.py loads these before it sets the variable: a declaration at their top is too early
+    assert facts.chooses_gpus_elsewhere(str(tmp_path / "train.py"))
+    assert facts.chooses_gpus_elsewhere(str(tmp_path / "model.py"))
+    assert not facts.chooses_gpus_elsewhere(str(tmp_path / "main_other.py"))
+
+
 def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
     files = _tree(
         tmp_path,

@@ -515,7 +515,7 @@ class Devices:
         if scope.function is not None and self._tests_a_gpu_switch_parameter(scope.function):
             return None
         may_query = self.module_may_query_cuda()
-        if scope.kind == "module" and not may_query:
+        if scope.kind == "module" and not may_query and not self._declared_in_main_block(scope, node):
             return None  # at import time, CUDA would be queried before the program picks its GPUs
         local_torch = "torch" in scope.bindings
         if scope.kind != "module" and (local_torch or self.torch_alias() is None):
@@ -536,6 +536,14 @@ class Devices:
             return None
         request = self._request(scope, code, node, rule)
         return DeviceChoice("device", request) if request is not None else None
+
+    def _declared_in_main_block(self, scope: Scope, node: cst.CSTNode) -> bool:
+        """The module's declaration for `node` would go inside its `if __name__ == "__main__":`
+        block, after the block sets CUDA_VISIBLE_DEVICES itself: it runs only in the script's own
+        process, after its own choice, whatever another script that imports this file picks
+        (GraphRNN's `main.py`, which `main_DeepGMG.py` star-imports)."""
+        place = self._place(scope, node)
+        return place is not None and self.tree.in_main_block(place[0]) and self.tree.in_main_block(node)
 
     def _chooses_its_own_device(self, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
         """The function binds a device of its own after `node` (`self.device =

@@ -385,24 +385,6 @@ class ProjectIndex:
         return found
 
 
-def import_components(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, int]:
-    """Each file's group: files that import one another, directly or through others, share one."""
-    parent = {path: path for path, _ in files}
-
-    def root(path: str) -> str:
-        while parent[path] != path:
-            parent[path] = parent[parent[path]]
-            path = parent[path]
-        return path
-
-    for path, data in files:
-        for imported in index.imports(path, data):
-            if imported in parent:
-                parent[root(imported)] = root(path)
-    roots: dict[str, int] = {}
-    return {path: roots.setdefault(root(path), len(roots)) for path, _ in files}
-
-
 def _defines(path: str, name: str) -> bool:
     """The module file `path` binds `name` at its top (a `def`, a `class`, an assignment, an
     import, a star import that may bring anything), or, as a package, holds a submodule of

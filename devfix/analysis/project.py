@@ -24,6 +24,7 @@ name): it only ever stops a declaration, never adds an edit.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -32,7 +33,6 @@ from devfix.analysis.callers import WORD, Passed, passed_arguments
 from devfix.analysis.extensions import builds_cuda_on_import, cuda_extension_names, imports_gpu_package
 from devfix.analysis.imports import (
     ProjectIndex,
-    import_components,
     imports_any,
 )
 from devfix.analysis.linking import Export, Linker, ModuleSummary
@@ -49,6 +49,41 @@ _WORKERS = re.compile(rb"\b(?:Pool|Process)\s*\(")
 def forks_workers(data: bytes) -> bool:
     """The file starts worker processes with `multiprocessing` by forking (see `_WORKERS`)."""
     return b"multiprocessing" in data and b"spawn" not in data and _WORKERS.search(data) is not None
+
+
+def shares_a_process_with(files: list[tuple[str, bytes]], index: ProjectIndex, choosers: set[str]) -> frozenset[str]:
+    """The files that may run in one process with a file of `choosers` other than themselves:
+    both are among the files one script loads, itself and its imports, directly or not. Two
+    scripts that import one helper module run in two processes: GraphRNN's `main.py` picks its
+    GPU itself, whatever `main_DeepGMG.py` sets, though both import `train.py`."""
+    if not choosers:
+        return frozenset()
+    data_of = dict(files)
+    imports = {path: [i for i in index.imports(path, data) if i in data_of] for path, data in files}
+    importers: dict[str, list[str]] = {}
+    for path, imported in imports.items():
+        for other in imported:
+            importers.setdefault(other, []).append(path)
+    found: set[str] = set()
+    for chooser in choosers:
+        if chooser not in data_of:
+            continue
+        # every script that loads the chooser, then every file those scripts load
+        loaders = _closure([chooser], importers)
+        found |= _closure(sorted(loaders), imports) - {chooser}
+    return frozenset(found)
+
+
+def _closure(start: list[str], edges: dict[str, list[str]]) -> set[str]:
+    """`start` and every file reached from it along `edges`."""
+    found = set(start)
+    todo = list(start)
+    while todo:
+        for other in edges.get(todo.pop(), ()):
+            if other not in found:
+                found.add(other)
+                todo.append(other)
+    return found
 
 
 def forked_after(files: list[tuple[str, bytes]], index: ProjectIndex, forks: set[str]) -> frozenset[str]:
@@ -151,7 +186,9 @@ class ProjectFacts:
     index: ProjectIndex | None = None
     summaries: dict[str, ModuleSummary] = field(default_factory=dict)  # filled as files are analysed
     unreferenced: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> dead top-level functions
-    components: dict[str, int] = field(default_factory=dict)  # display path -> its group of files linked by imports
+    # display paths of the files that may run in one process with another file that sets
+    # CUDA_VISIBLE_DEVICES (shares_a_process_with)
+    gpu_choice_mates: frozenset[str] = frozenset()
     gpu_only: dict[str, frozenset[str]] = field(default_factory=dict)  # filled by the engine (users.py)
     missing: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
@@ -183,14 +220,13 @@ class ProjectFacts:
         return path in self.runs_before_a_fork or self.chooses_gpus_elsewhere(path)
 
     def chooses_gpus_elsewhere(self, path: str) -> bool:
-        """Another file of the program `path` belongs to (the files linked to it by imports,
-        either way) may set CUDA_VISIBLE_DEVICES. A script of another sub-project in the same
-        repository runs in another process."""
-        group = self.components.get(path)
-        return any(
-            other != path and (group is None or self.components.get(other, group) == group)
-            for other in self.gpu_choice_files
-        )
+        """Another file that may run in one process with `path` (shares_a_process_with) sets
+        CUDA_VISIBLE_DEVICES. A script of another sub-project, or another script that only
+        shares a helper module with `path`, runs in another process."""
+        if path in self.gpu_choice_mates:
+            return True
+        known = self.index is not None and os.path.normcase(os.path.abspath(path)) in self.index.files
+        return not known and any(other != path for other in self.gpu_choice_files)
 
     @classmethod
     def from_files(cls, files: list[tuple[str, bytes]], names: Pending | None = None) -> ProjectFacts:
@@ -209,7 +245,6 @@ class ProjectFacts:
         index = ProjectIndex([path for path, _ in files])
         index.add_search_paths(files)
         several = len(files) > 1 or has_notebook(files)
-        components = import_components(files, index) if paths else {}
         defined = script_functions(files, index) if several else {}
         unreferenced = unused_functions(files, defined, index.tops) if several else {}
         passed = callers_pass(files, index, defined)
@@ -222,7 +257,7 @@ class ProjectFacts:
             frozenset(functions),
             index,
             unreferenced=unreferenced,
-            components=components,
+            gpu_choice_mates=shares_a_process_with(files, index, paths),
             cuda_extensions=named.cuda_extensions,
             passed=passed,
             named_by=named.named_by,

@@ -92,7 +92,8 @@ model = nn.Linear(4, 2).to(device)
         scope = request.scope
         where = "the module" if scope.kind == "module" else f"function '{scope.node.name.value}'"  # type: ignore[union-attr]
         edits: list[Edit] = []
-        if scope.kind == "module":
+        if scope.kind == "module" and facts.tree.parent(request.anchor) is facts.tree.module:
+            # a blank line after the imports; none inside a block, where it would be indented
             declaration = declaration.with_changes(leading_lines=[cst.EmptyLine()])
         if request.needs_torch_import:
             anchor = facts.tree.leading_imports_end()

@@ -1,7 +1,7 @@
-# devfix: no-run (the module-level .cuda() is reported, not fixed: a declaration there would run before select_gpu)
 """The GPU is chosen by a helper that sets CUDA_VISIBLE_DEVICES (as `auto_select_gpu` does in
-many research repositories). Module-level code cannot get a declaration: it would run at
-import time, before the helper. The function that calls the helper declares after the call."""
+many research repositories). A declaration at the module's top would run at import time,
+before the helper: the `__main__` block declares after its call of the helper, and so does
+the function that calls it."""
 import os
 
 import torch
@@ -25,5 +25,6 @@ def evaluate(weights):
 
 if __name__ == "__main__":
     select_gpu()
-    reference = nn.Linear(4, 2).cuda()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    reference = nn.Linear(4, 2).to(device)
     print(evaluate({k: v.cpu() for k, v in reference.state_dict().items()}))
