@@ -328,6 +328,22 @@ def test_a_file_that_looks_functions_up_at_run_time_keeps_them_all(tmp_path):
     assert facts.unreferenced == {str(tmp_path / "model.py"): frozenset({"unused"})}
 
 
+def test_a_notebooks_function_is_called_only_by_its_own_cells(tmp_path):
+    # AnoGan's notebook defines a load_checkpoint it never calls; scripts/utils.py has its
+    # own, which scripts/predict.py calls: no call of the notebook's
+    files = _tree(
+        tmp_path,
+        {
+            "nb.ipynb": b"import torch\ndef save(d, p):\n    torch.save(d, p)\n"
+            b"def load_checkpoint(m, p):\n    m.load_state_dict(torch.load(p))\nsave({}, 'd.pt')\n",
+            "utils.py": b"def load_checkpoint(m, p):\n    pass\n",
+            "predict.py": b"from utils import load_checkpoint\nload_checkpoint(1, 2)\n",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert facts.unreferenced == {str(tmp_path / "nb.ipynb"): frozenset({"load_checkpoint"})}
+
+
 def test_only_a_file_of_the_same_program_chooses_the_gpus_elsewhere(tmp_path):
     files = _tree(
         tmp_path,
@@ -438,6 +454,19 @@ def test_every_method_of_a_class_nothing_builds_is_unreferenced(tmp_path):
     assert ProjectFacts.from_files(_tree(tmp_path, sources)).unreferenced == {
         str(tmp_path / "old.py"): frozenset({"FeatureExtractionTest.extract"})
     }
+
+
+def test_a_class_named_like_a_test_is_pytests_only_in_the_files_pytest_collects(tmp_path):
+    # ESRGAN's src/test.py keeps a `Tester` nothing builds; tests/test_model.py's `TestModel`
+    # is pytest's to build
+    sources = {
+        "main.py": b"import torch\nfrom src.train import Trainer\nTrainer().train()\n",
+        "src/train.py": b"import torch\nclass Trainer:\n    def train(self): pass\n",
+        "src/test.py": b"import torch\nclass Tester:\n    def __init__(self): pass\n    def test(self): pass\n",
+        "tests/test_model.py": b"import torch\nclass TestModel:\n    def test_forward(self): pass\n",
+    }
+    facts = ProjectFacts.from_files(_tree(tmp_path, sources))
+    assert facts.unreferenced == {str(tmp_path / "src/test.py"): frozenset({"Tester.__init__", "Tester.test"})}
 
 
 def test_a_file_that_imports_a_gpu_only_package_is_gpu_code_by_design():
