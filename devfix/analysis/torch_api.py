@@ -187,10 +187,14 @@ def is_negative_flag(name: str) -> bool:
 
 # Packages that only work with a CUDA GPU: a file that imports one at its top is GPU code by design.
 # The fused kernels of Mamba and FlashAttention import their compiled CUDA extensions at once;
-# RAPIDS' data frames and learners (cuDF, cuML, cuGraph) hold their data in GPU memory.
+# RAPIDS' data frames and learners (cuDF, cuML, cuGraph) hold their data in GPU memory. The
+# rasterizers and k-nearest-neighbour kernels of Gaussian splatting (a git submodule each, built
+# with CUDAExtension: absent from a clone without its submodules), tiny-cuda-nn, gsplat, and the
+# point-cloud kernels of PointNet++ (pointnet2_ops) and KNN_CUDA build only with nvcc.
 GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt", "mamba_ssm",
                                "causal_conv1d", "selective_scan_cuda", "flash_attn", "cudf", "dask_cudf", "cuml",
-                               "cugraph"})
+                               "cugraph", "diff_gaussian_rasterization", "diff_surfel_rasterization", "simple_knn",
+                               "tinycudann", "gsplat", "pointnet2_ops", "knn_cuda"})
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
 # apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels),
 # DeepSpeed (`deepspeed.initialize` sets up its engine on the GPU of the process's local rank).
