@@ -356,6 +356,13 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
     operator = node.comparisons[0].operator
     equal = isinstance(operator, (cst.Equal, cst.Is, cst.In))
     unequal = isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn))
+    written = _written_devices(left, right)
+    if written is not None and isinstance(operator, (cst.Equal, cst.NotEqual)):
+        # `device = "cuda"`, then `if device == "cuda" and not torch.cuda.is_available():
+        # pytest.skip(...)`: the same on every machine, like `USE_CUDA = True`
+        same = written[0] == written[1]
+        truth = same if equal else not same
+        return condition(truth, truth, "constant")
     for this, other in ((left, right), (right, left)):
         place = _named_place(this)
         said = (
@@ -378,7 +385,8 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
         is_cuda = (place is Place.DEVICE) == (said == "cuda")
         truth = is_cuda if equal else (not is_cuda if unequal else None)
         on_cpu = None
-        if this.flag in ("available", "choice"):  # without a GPU the device is the CPU
+        if this.flag in ("available", "choice", "relative"):
+            # without a GPU the device is the CPU, and so is every tensor's (`texts.device`)
             on_cpu = (said == "cpu") if equal else ((said != "cpu") if unequal else None)
         elif this.flag in ("hard", "constant"):
             on_cpu = truth
@@ -398,6 +406,19 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
         if (equal and right.text == "cuda") or (unequal and right.text == "cpu"):
             return condition(None, False, "relative")
     return HOST
+
+
+def _written_devices(left: Value, right: Value) -> tuple[str, str] | None:
+    """Two device strings the program writes itself ("cuda", "cuda:0", "cpu"), with no option's
+    or check's flag: their comparison is a constant."""
+    texts = []
+    for value in (left, right):
+        if value.kind is not Kind.HOST or value.flag is not None or not value.text or value.text == UNKNOWN_DEVICE_TEXT:
+            return None
+        if api.device_string_place(value.text) is None:
+            return None
+        texts.append(value.text.strip().lower())
+    return texts[0], texts[1]
 
 
 def _unread_string(value: Value) -> bool:
@@ -489,7 +510,7 @@ def prefix_test(receiver: Value, prefix: str | None) -> Value:
         return condition(None, False, "relative") if said == "cuda" else HOST
     truth = (place is Place.DEVICE) == (said == "cuda")
     on_cpu = None
-    if receiver.flag in ("available", "choice"):  # without a GPU the device is the CPU
+    if receiver.flag in ("available", "choice", "relative"):  # without a GPU, every device is the CPU
         on_cpu = said == "cpu"
     elif receiver.flag in ("hard", "constant"):
         on_cpu = truth

@@ -152,10 +152,13 @@ model = nn.Linear(4, 2).to(device)
         return f"`{binding.name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
 
     def _places(self, ctx: RuleContext, binding: Binding) -> bool:
-        """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`),
-        outside the tests of a module whose `pytestmark` skips them all without a GPU (its
-        `DEVICE = "cuda"` places nothing on a CPU-only machine)."""
+        """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`)
+        on a line that runs without a GPU: not in the tests of a module whose `pytestmark` skips
+        them all without one (its `DEVICE = "cuda"` places nothing on a CPU-only machine), nor
+        after `if device == "cuda" and not torch.cuda.is_available(): pytest.skip(...)`
+        (torchmd-net's deliberately CUDA-only test, which a CPU fallback would run on the CPU)."""
         tree = ctx.facts.tree
+        program = ctx.facts.program
         skipped = tests_skipped_without_gpu(tree, ctx.facts.program)
         for call in tree.data.calls:
             func = call.func
@@ -171,7 +174,11 @@ model = nn.Linear(4, 2).to(device)
                     root = root.value
                 if isinstance(root, cst.Name) and root.value == binding.name:
                     seen = tree.scope_of(call).lookup(binding.name) or ()
-                    if any(b is binding for b in seen) and not (skipped and _in_a_definition(tree, call)):
+                    if (
+                        any(b is binding for b in seen)
+                        and not (skipped and _in_a_definition(tree, call))
+                        and runs_without_gpu(tree, program, call)
+                    ):
                         return True
         return False
 
