@@ -11,6 +11,7 @@ from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of
 from devfix.analysis.reach import always_true_guard, is_distributed, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
+from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -247,7 +248,12 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         """`torch.cuda.FloatTensor` used where there may be no GPU becomes the conditional form."""
         facts = ctx.facts
         torch = facts.devices.torch_name()
+        asking = {id(call) for call in facts.program.gpu_only_calls}
         for attribute in _cuda_type_references(facts):
+            if _argument_of(facts.tree, attribute, asking):
+                # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: GPU code by design, like
+                # the `.cuda()` after it (minimal-llama's create_model)
+                continue
             if not self._runs_without_gpu(ctx, attribute):
                 continue
             value = facts.value(attribute)
@@ -262,6 +268,13 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
+
+
+def _argument_of(tree: Tree, node: cst.CSTNode, calls: set[int]) -> bool:
+    """`node` is an argument of one of `calls`."""
+    arg = tree.parent(node)
+    call = tree.parent(arg) if isinstance(arg, cst.Arg) else None
+    return call is not None and id(call) in calls
 
 
 def _may_hard_code_cuda(ctx: RuleContext, call: cst.Call) -> bool:
