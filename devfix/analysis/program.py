@@ -263,6 +263,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             # moves a CPU one), so only a device index says where the indexed tensor lives
             (_, base), (_, index) = operands[:2]
             operands = operands[:1] if index.place is Place.DEVICE and base.place is not Place.DEVICE else ()
+        if meeting.kind == "call" and isinstance(meeting.node, cst.Call) and meeting.module is not None:
+            # `self.downsample(x, S, H, W)`: the input meets the weights, not nnFormer's sizes after it
+            first = meeting.node.args[0].value if meeting.node.args and meeting.node.args[0].keyword is None else None
+            operands = [(node, value) for node, value in operands if node is first]
         for node, value in operands:
             if value.param is not None and isinstance(node, cst.Name):
                 function = self.functions.get(id(value.param))
