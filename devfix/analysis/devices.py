@@ -147,7 +147,9 @@ class Devices:
                 return f"{name}.device"
         klass = info.klass
         if info.self_name is not None and klass is not None:
-            for name in sorted(klass.buffers):
+            # not a buffer the class also sets as a plain tensor (torchmd-net's `self.Zij_map =
+            # torch.empty(0, 0, 0)` in `__init__`, registered later): `.to()` leaves that one behind
+            for name in sorted(b for b in klass.buffers if b not in klass.attrs):
                 return f"{info.self_name}.{name}.device"
             if _owns_parameters(klass) and not self.scripted:
                 return f"next({info.self_name}.parameters()).device"
