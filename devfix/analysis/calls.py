@@ -170,6 +170,8 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
             element=struct(items=items),
             obj=id(node),
         )
+    if _loads_quantized(args):
+        program.gpu_only_calls.append(node)  # `from_pretrained(..., load_in_8bit=True)`: bitsandbytes, on a GPU
     if api.is_model_factory(qual):
         return program.construct(frame, node, neutral=False, place=arguments.device_keyword(args))
     if api.is_optimizer(qual):
@@ -502,6 +504,16 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
 def _local_class(program: FlowState, instance: Value) -> ClassInfo | None:
     """The class of this file (or linked to it) that `instance` is an instance of."""
     return program.classes.get(id(instance.cls)) if instance.cls is not None else None
+
+
+def _loads_quantized(args: Args) -> bool:
+    """`from_pretrained(..., load_in_8bit=True)`: bitsandbytes' 8-bit or 4-bit weights, which only
+    a GPU holds (minimal-llama's and alpaca-lora's fine-tuning scripts)."""
+    for name in api.QUANTIZED_LOADS:
+        given = arguments.keyword(args, name)
+        if given is not None and isinstance(given[0].value, cst.Name) and given[0].value.value == "True":
+            return True
+    return False
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:

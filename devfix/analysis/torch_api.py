@@ -198,11 +198,18 @@ GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt",
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
 # apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels),
 # DeepSpeed (`deepspeed.initialize` sets up its engine on the GPU of the process's local rank).
-GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex", "deepspeed"}
+GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex", "deepspeed", "bitsandbytes"}
 # torch functions that raise on a CPU-only machine whatever they are given: the functional
 # `data_parallel(model, x)` asks for the GPUs before it looks at its arguments ("device type
 # could not be determined"); the `nn.DataParallel` module, by contrast, runs its module on a CPU.
-GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+# bitsandbytes' 8-bit and 4-bit weights, as transformers places them, live on a CUDA device.
+GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel",
+                                "transformers.utils.bitsandbytes.set_module_8bit_tensor_to_device",
+                                "transformers.utils.bitsandbytes.set_module_quantized_tensor_to_device",
+                                "transformers.integrations.bitsandbytes.set_module_quantized_tensor_to_device"})
+# Keywords that load a model's weights in 8 or 4 bits through bitsandbytes (`from_pretrained(...,
+# load_in_8bit=True)`): GPU code by design.
+QUANTIZED_LOADS = frozenset({"load_in_8bit", "load_in_4bit"})
 # Libraries' classes whose `device` parameter defaults to CUDA: built without `device=`, they need a GPU.
 GPU_BY_DEFAULT = frozenset({"autoattack.AutoAttack", "autoattack.autoattack.AutoAttack"})
 

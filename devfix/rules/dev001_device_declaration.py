@@ -159,6 +159,7 @@ model = nn.Linear(4, 2).to(device)
         (torchmd-net's deliberately CUDA-only test, which a CPU fallback would run on the CPU)."""
         tree = ctx.facts.tree
         program = ctx.facts.program
+        asking = {id(call) for call in program.gpu_only_calls}  # `set_module_8bit_tensor_to_device(..., device=d)`
         skipped = tests_skipped_without_gpu(tree, ctx.facts.program)
         for call in tree.data.calls:
             func = call.func
@@ -177,6 +178,7 @@ model = nn.Linear(4, 2).to(device)
                     if (
                         any(b is binding for b in seen)
                         and not (skipped and _in_a_definition(tree, call))
+                        and id(call) not in asking
                         and runs_without_gpu(tree, program, call)
                     ):
                         return True
