@@ -80,11 +80,14 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         facts = ctx.facts
         if is_distributed(facts.tree, facts.program):
             return  # a multi-process program picks a GPU per rank by design
+        collecting: dict[int, bool] = {}
         for call in facts.data.calls:
             if facts.value(call) is None or not _may_hard_code_cuda(ctx, call):
                 continue  # never runs, or nothing `_check_call` looks at
             if not self._runs_without_gpu(ctx, call):
                 continue  # only where there is a GPU
+            if _feeds_collectives(facts, call, collecting):
+                continue  # mmcv's `collect_results_cpu`: NCCL broadcasts the CUDA tensor it makes
             finding = self._check_call(ctx, call)
             if finding is not None:
                 yield finding
@@ -268,6 +271,28 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
+
+
+def _feeds_collectives(facts: FileFacts, call: cst.Call, memo: dict[int, bool]) -> bool:
+    """`call` makes or moves a tensor (`device="cuda"`, `.cuda()`) in a function that hands
+    tensors to `torch.distributed`'s collectives (mmcv's `collect_results_cpu` broadcasts a
+    temporary folder's name in a CUDA tensor): NCCL takes CUDA tensors, so the hard-coded device
+    is the collective's, by design."""
+    function = facts.tree.enclosing(call, cst.FunctionDef)
+    if function is None or not (keyword(call, "device") is not None or _is_cuda_call(call)):
+        return False
+    if id(function) not in memo:
+        memo[id(function)] = any(
+            (callee := facts.value(inner.func)) is not None
+            and (callee.qual or "").startswith("torch.distributed.")
+            and (callee.qual or "").rsplit(".", 1)[-1] in api.COLLECTIVES
+            for inner in facts.data.within(facts.data.calls, function)
+        )
+    return memo[id(function)]
+
+
+def _is_cuda_call(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
 
 
 def _argument_of(tree: Tree, node: cst.CSTNode, calls: set[int]) -> bool:
