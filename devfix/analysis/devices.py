@@ -24,6 +24,7 @@ from functools import cached_property
 import libcst as cst
 
 from devfix.analysis.classinfo import ClassInfo
+from devfix.analysis.functions import defaults_to_a_constant
 from devfix.analysis.operations import asks_several
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
@@ -134,7 +135,7 @@ class Devices:
         candidates: list[str] = [
             p.name.value
             for p in info.parameters()
-            if p.name.value in info.module_inputs and not _annotated_no_tensor(p) and not _defaults_to_a_constant(p)
+            if p.name.value in info.module_inputs and not _annotated_no_tensor(p) and not defaults_to_a_constant(p)
         ]
         candidates += self._met_names(meetings)
         scope = tree.function_scope_of(node)
@@ -759,18 +760,6 @@ def _counts_several(test: cst.Comparison) -> bool:
 
 _CONTAINER_HINTS = frozenset({"Dict", "dict", "List", "list", "Mapping", "MutableMapping", "Sequence", "Tuple", "tuple",
                               "Iterable", "Set", "set", "str", "int", "float", "bool"})  # fmt: skip
-
-
-def _defaults_to_a_constant(param: cst.Param) -> bool:
-    """`no_log=False`, `temperature=1.0`, `mode="train"` (TextGAN's `forward_leakgan`): a
-    parameter whose default is a number, a string or a bool is a flag, not a tensor with a
-    `.device` to take (`device=no_log.device` raised AttributeError on every call)."""
-    default = param.default
-    if isinstance(default, cst.UnaryOperation):
-        default = default.expression
-    if isinstance(default, cst.Name):
-        return default.value in ("True", "False")
-    return isinstance(default, (cst.Integer, cst.Float, cst.BaseString))
 
 
 def _annotated_no_tensor(param: cst.Param) -> bool:

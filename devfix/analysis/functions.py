@@ -21,7 +21,7 @@ from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_par
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Slot, Value, constant, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join
 
 if TYPE_CHECKING:
     from devfix.analysis.classinfo import ClassInfo
@@ -408,3 +408,43 @@ def _on_the_module(origin: Origin, self_name: str | None) -> bool:
     while isinstance(root, cst.Attribute):
         root = root.value
     return isinstance(root, cst.Name) and root.value == self_name
+
+
+def infer_module_inputs(functions: dict[int, FunctionInfo], meeting: Meeting) -> None:
+    """Module world: a method parameter that meets the module's own weights is an input
+    living on the module's device. Not one whose default is a number (`stop_threshold=0.5`,
+    compared with the decoder's outputs in ppg-vc's and MockingBird's `inference`)."""
+    device = (meeting.module is not None and meeting.module.place is Place.DEVICE) or any(
+        v.place is Place.DEVICE for _, v in meeting.operands
+    )
+    if not device or meeting.kind == "host":
+        return
+    operands = meeting.operands
+    if meeting.kind == "index" and meeting.detail == "subscript":
+        # `out[:, allowed_classes]`: a device tensor takes an index from anywhere (PyTorch
+        # moves a CPU one), so only a device index says where the indexed tensor lives
+        (_, base), (_, index) = operands[:2]
+        operands = operands[:1] if index.place is Place.DEVICE and base.place is not Place.DEVICE else ()
+    if meeting.kind == "call" and isinstance(meeting.node, cst.Call) and meeting.module is not None:
+        # `self.downsample(x, S, H, W)`: the input meets the weights, not nnFormer's sizes after it
+        first = meeting.node.args[0].value if meeting.node.args and meeting.node.args[0].keyword is None else None
+        operands = [(node, value) for node, value in operands if node is first]
+    for node, value in operands:
+        if value.param is not None and isinstance(node, cst.Name):
+            function = functions.get(id(value.param))
+            if function is not None and not any(
+                p.name.value == node.value and defaults_to_a_constant(p) for p in function.parameters()
+            ):
+                function.module_inputs.add(node.value)
+
+
+def defaults_to_a_constant(param: cst.Param) -> bool:
+    """`no_log=False`, `temperature=1.0`, `mode="train"` (TextGAN's `forward_leakgan`): a
+    parameter whose default is a number, a string or a bool is a flag, not a tensor with a
+    `.device` to take (`device=no_log.device` raised AttributeError on every call)."""
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    if isinstance(default, cst.Name):
+        return default.value in ("True", "False")
+    return isinstance(default, (cst.Integer, cst.Float, cst.BaseString))

@@ -28,7 +28,7 @@ from devfix.analysis.classes import ClassFlow
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.collect import Collected
 from devfix.analysis.evaluate import Frame
-from devfix.analysis.functions import FunctionFlow, FunctionInfo
+from devfix.analysis.functions import FunctionFlow, FunctionInfo, infer_module_inputs
 from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
@@ -240,7 +240,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             # has already failed. (A module's own methods keep DEV007's single-pass view.)
             return
         self.meetings[id(node)] = meeting
-        self._infer_module_inputs(meeting)
+        infer_module_inputs(self.functions, meeting)
 
     def _in_module_world(self, node: cst.CSTNode) -> bool:
         parent = self.data.parent.get(id(node))
@@ -248,30 +248,6 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             parent = self.data.parent.get(id(parent))
         info = self.functions.get(id(parent)) if parent is not None else None
         return info is not None and info.world == "module"
-
-    def _infer_module_inputs(self, meeting: Meeting) -> None:
-        """Module world: a method parameter that meets the module's own weights is an input
-        living on the module's device."""
-        device = (meeting.module is not None and meeting.module.place is Place.DEVICE) or any(
-            v.place is Place.DEVICE for _, v in meeting.operands
-        )
-        if not device or meeting.kind == "host":
-            return
-        operands = meeting.operands
-        if meeting.kind == "index" and meeting.detail == "subscript":
-            # `out[:, allowed_classes]`: a device tensor takes an index from anywhere (PyTorch
-            # moves a CPU one), so only a device index says where the indexed tensor lives
-            (_, base), (_, index) = operands[:2]
-            operands = operands[:1] if index.place is Place.DEVICE and base.place is not Place.DEVICE else ()
-        if meeting.kind == "call" and isinstance(meeting.node, cst.Call) and meeting.module is not None:
-            # `self.downsample(x, S, H, W)`: the input meets the weights, not nnFormer's sizes after it
-            first = meeting.node.args[0].value if meeting.node.args and meeting.node.args[0].keyword is None else None
-            operands = [(node, value) for node, value in operands if node is first]
-        for node, value in operands:
-            if value.param is not None and isinstance(node, cst.Name):
-                function = self.functions.get(id(value.param))
-                if function is not None:
-                    function.module_inputs.add(node.value)
 
     # -- modules ---------------------------------------------------------------------------------------
     def construct(
