@@ -24,12 +24,11 @@ from functools import cached_property
 import libcst as cst
 
 from devfix.analysis.classinfo import ClassInfo
-from devfix.analysis.functions import defaults_to_a_constant
 from devfix.analysis.operations import asks_several
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, device_string_place, gpu_number
-from devfix.analysis.tree import Tree, is_docstring
+from devfix.analysis.tree import Tree, defaults_to_a_constant, is_docstring
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
 # How a move's device was chosen, when a new declaration may stand in for it.

@@ -21,6 +21,7 @@ from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_par
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
+from devfix.analysis.tree import defaults_to_a_constant
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join
 
 if TYPE_CHECKING:
@@ -436,15 +437,3 @@ def infer_module_inputs(functions: dict[int, FunctionInfo], meeting: Meeting) ->
                 p.name.value == node.value and defaults_to_a_constant(p) for p in function.parameters()
             ):
                 function.module_inputs.add(node.value)
-
-
-def defaults_to_a_constant(param: cst.Param) -> bool:
-    """`no_log=False`, `temperature=1.0`, `mode="train"` (TextGAN's `forward_leakgan`): a
-    parameter whose default is a number, a string or a bool is a flag, not a tensor with a
-    `.device` to take (`device=no_log.device` raised AttributeError on every call)."""
-    default = param.default
-    if isinstance(default, cst.UnaryOperation):
-        default = default.expression
-    if isinstance(default, cst.Name):
-        return default.value in ("True", "False")
-    return isinstance(default, (cst.Integer, cst.Float, cst.BaseString))

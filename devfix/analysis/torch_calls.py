@@ -14,6 +14,7 @@ import libcst as cst
 from devfix.analysis import arguments
 from devfix.analysis import torch_api as api
 from devfix.analysis.arguments import Args
+from devfix.analysis.tree import defaults_to_a_constant
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, derived
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,10 +88,25 @@ def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
         data = positional[0][1]
         if data.kind is Kind.TENSOR:
             return replace(data, member=False)
-        if data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp)):
+        if (
+            data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp))
+        ) or _number_parameter(frame, positional[0][0].value, data):
             return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node)}), scalar=True)
     loop = frame.loops[-1] if frame.loops else None
     return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node, loop=loop)}), grad=grad)
+
+
+def _number_parameter(frame: Frame, node: cst.BaseExpression, value: Value) -> bool:
+    """`torch.tensor(eps)` in `def attention_matrix(x1, x2, eps=1e-6)`: a parameter that
+    defaults to a number and holds no tensor devfix knows of makes a 0-dim tensor
+    (Text-Similarity's ABCNN)."""
+    function = frame.function
+    return (
+        isinstance(node, cst.Name)
+        and value.kind is not Kind.TENSOR
+        and function is not None
+        and any(p.name.value == node.value and defaults_to_a_constant(p) for p in function.parameters())
+    )
 
 
 def torch_device(frame: Frame, node: cst.Call, args: Args) -> Value:

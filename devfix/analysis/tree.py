@@ -87,6 +87,18 @@ def kept_parameters(init: cst.FunctionDef) -> dict[str, str]:
     return found
 
 
+def defaults_to_a_constant(param: cst.Param) -> bool:
+    """`no_log=False`, `temperature=1.0`, `mode="train"` (TextGAN's `forward_leakgan`): a
+    parameter whose default is a number, a string or a bool is a flag, not a tensor with a
+    `.device` to take (`device=no_log.device` raised AttributeError on every call)."""
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    if isinstance(default, cst.Name):
+        return default.value in ("True", "False")
+    return isinstance(default, (cst.Integer, cst.Float, cst.BaseString))
+
+
 def is_import(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
