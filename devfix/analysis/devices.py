@@ -104,7 +104,7 @@ class Devices:
         device in reach, a tensor met there, bound before `node`, names it (`output.device`)
         before a new declaration would."""
         evidence = tuple(evidence)
-        found = self._from_evidence(node, evidence) or self._in_reach(node)
+        found = self._from_evidence(node, evidence) or self._in_reach(node, cuda_move=rule == "DEV002")
         if found is not None:
             return DeviceChoice(found)
         planned = self._planned(node)
@@ -293,7 +293,10 @@ class Devices:
         return value is not None and value.index
 
     # -- 2. a device variable in reach --------------------------------------------------------------
-    def _in_reach(self, node: cst.CSTNode) -> str | None:
+    def _in_reach(self, node: cst.CSTNode, cuda_move: bool = False) -> str | None:
+        """With `cuda_move` (a `.cuda()` to replace): not a variable that holds the CPU there
+        (ocr.pytorch's `device = torch.device('cpu')`, set to `cuda:0` only after the
+        `crnn.cuda()` it would replace: the model would stay on the CPU of a GPU machine)."""
         tree = self.tree
         here = tree.function_scope_of(node)
         scope: Scope | None = here
@@ -310,6 +313,8 @@ class Devices:
                 # `DEVICE = 'cuda:0'` that is only the default of a `--device` option: the
                 # option, which the run may set to "cpu", is the program's device
                 overridden = name in self.program.option_defaults and self._option_device(node)
+                if cuda_move and self._holds_the_cpu(binding):
+                    continue
                 if self._holds_device(binding) and not overridden:
                     candidates.append((name != "device", binding.order, name))
             if candidates:
@@ -319,6 +324,10 @@ class Devices:
                 return attribute
             scope = scope.visible_parent()
         return self._option_device(node)
+
+    def _holds_the_cpu(self, binding: Binding) -> bool:
+        value = self._bound_value(binding)
+        return value is not None and value.kind is Kind.DEVICE and value.place is Place.CPU
 
     def _holds_device(self, binding: Binding) -> bool:
         value = self._bound_value(binding)
