@@ -243,10 +243,11 @@ class FileFacts:
 
     def in_torchscript(self, node: cst.CSTNode) -> bool:
         """`node` lies in code TorchScript compiles: a function decorated `@torch.jit.script` or
-        `@torch.jit.script_method` (pytorch-kaldi's `liGRU_layer.ligru_cell`). An edit there must
-        stay scriptable, and a device declaration (`torch.cuda.is_available()`) is not."""
+        `@torch.jit.script_method` (pytorch-kaldi's `liGRU_layer.ligru_cell`), or a method of a
+        class decorated `@torch.jit.script` (ASL's `DownsampleJIT`, compiled at import). An edit
+        there must stay scriptable, and a device declaration (`torch.cuda.is_available()`) is not."""
         for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef) and any(
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and any(
                 self.tree.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                 in ("torch.jit.script", "torch.jit.script_method")
                 for d in ancestor.decorators
