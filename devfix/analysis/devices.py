@@ -481,11 +481,17 @@ class Devices:
             value = arguments.get(name)
             if value is None or value.kind is not Kind.MODULE or value.neutral or value.place is not Place.DEVICE:
                 continue
-            if name in info.param_moves or self._rebound(scope, name):
+            if name in info.param_moves or self._rebound(scope, name) or self._buffers_only(value):
                 continue
             request = self._request(scope, f"next({name}.parameters()).device", node, rule)
             return DeviceChoice("device", request) if request is not None else None
         return None
+
+    def _buffers_only(self, module: Value) -> bool:
+        """A module of a project class that holds buffers and no parameter (SimSwap's
+        `SoftErosion`, a blur kernel): `next(module.parameters())` raises StopIteration."""
+        klass = self.program.classes.get(id(module.cls)) if module.cls is not None else None
+        return klass is not None and not _owns_parameters(klass)
 
     @staticmethod
     def _rebound(scope: Scope, name: str) -> bool:
