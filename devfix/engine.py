@@ -28,6 +28,7 @@ from devfix.analysis.facts import FileFacts
 from devfix.analysis.layout import Original
 from devfix.analysis.linking import ModuleSummary, fingerprint, join_incoming
 from devfix.analysis.project import ProjectFacts
+from devfix.analysis.reach import needs_gpu_on_import
 from devfix.analysis.tree import imports_module
 from devfix.analysis.values import Value
 from devfix.config import Config
@@ -199,6 +200,7 @@ def process_programs(
         project.summaries.update(done.summaries)
         project.missing.update(done.missing)
         project.unparseable.update(done.unparseable)
+        project.gpu_on_import.update(done.gpu_on_import)
         incoming.update(done.incoming)
         kept.update(done.parses)
 
@@ -262,6 +264,7 @@ class GroupResult:
     summaries: dict[str, ModuleSummary] = field(default_factory=dict)
     missing: dict[str, frozenset[str]] = field(default_factory=dict)
     unparseable: set[str] = field(default_factory=set)
+    gpu_on_import: set[str] = field(default_factory=set)
     incoming: dict[str, dict[str, dict[str, Value]]] = field(default_factory=dict)  # what its first pass's calls pass
     complete: bool = True  # False: without the summaries and the calls (from a worker, parallel.py)
     # the parses of its files other files name, for the last step's analyses (in this process only)
@@ -281,7 +284,13 @@ class GroupResult:
         results = {
             index: dataclasses.replace(result, summary=None, linked_calls=[]) for index, result in self.results.items()
         }
-        return GroupResult(results, missing=self.missing, unparseable=self.unparseable, complete=False)
+        return GroupResult(
+            results,
+            missing=self.missing,
+            unparseable=self.unparseable,
+            gpu_on_import=self.gpu_on_import,
+            complete=False,
+        )
 
 
 def _again(
@@ -319,7 +328,7 @@ def analyse_group(
 
     The group starts from the run's text scans with no summary of any other group, whatever
     ran before it, so its results do not depend on where or after what it runs."""
-    own = dataclasses.replace(project, summaries={}, missing={}, unparseable=set())
+    own = dataclasses.replace(project, summaries={}, missing={}, unparseable=set(), gpu_on_import=set())
     done = GroupResult()
     # the parses of the files other files name, whose functions their callers may feed: kept
     # for the second analysis below, and dropped with the group
@@ -355,6 +364,7 @@ def analyse_group(
         if not changed:
             break
     done.missing, done.unparseable, done.incoming = own.missing, own.unparseable, incoming
+    done.gpu_on_import = own.gpu_on_import
     done.parses = parsed
     return done
 
@@ -483,6 +493,8 @@ def _run(
     if project.index is not None and project.index.several:
         if _fails_on_import(facts, project, result):
             project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
+        if needs_gpu_on_import(facts.tree, facts.program):
+            project.gpu_on_import.add(result.path)  # its importers need a GPU at their import of it
         result.summary = facts.summary(result.path)
         result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]
         result.uses = users.calls(facts.tree, facts.program)

@@ -196,6 +196,9 @@ class ProjectFacts:
     # them at their top, directly or not: none of them can run without a GPU
     builds_cuda_on_import: frozenset[str] = frozenset()
     unparseable: set[str] = field(default_factory=set)  # display paths of files with a syntax error (engine.py)
+    # display paths of files whose import asks for a GPU (`torch.cuda.current_device()` at their
+    # top, yolact.py): their importers cannot run without one either (engine.py)
+    gpu_on_import: set[str] = field(default_factory=set)
     passed: dict[str, dict[str, Passed]] = field(default_factory=dict)  # display path -> what calls pass its functions
     named_by: dict[str, dict[str, frozenset[str]]] = field(
         default_factory=dict
@@ -289,7 +292,10 @@ class ProjectFacts:
             self.unreferenced.get(path, frozenset()),
             self.missing[path],
             self.gpu_only.get(path, frozenset()),
-            imports_any(data, self.cuda_extensions) or imports_gpu_package(data) or path in self.builds_cuda_on_import,
+            imports_any(data, self.cuda_extensions)
+            or imports_gpu_package(data)
+            or path in self.builds_cuda_on_import
+            or self._imports_gpu_on_import(path, data),
             self.passed.get(path, {}),
             self.elsewhere(path),
             self.cuda_extensions,
@@ -300,6 +306,9 @@ class ProjectFacts:
             bool(self.savers - {path}),
             self.scripts_modules or b"jit.script(" in data,
         )
+
+    def _imports_gpu_on_import(self, path: str, data: bytes) -> bool:
+        return self.index is not None and bool(self.index.imports_of(path, data, self.gpu_on_import))
 
     def imports_analysed(self, path: str, data: bytes) -> bool:
         """`path` imports a project file analysed already (a helper module that never names

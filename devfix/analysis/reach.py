@@ -88,7 +88,7 @@ def runs_without_gpu(
     top = tree.top_statement(node)
     if isinstance(top, (cst.ClassDef, cst.FunctionDef)) and top.name.value in program.named_elsewhere:
         # a definition other files import: they do not run this file's `__main__` self-test
-        return not _needs_gpu_on_import(tree, program)
+        return not needs_gpu_on_import(tree, program)
     if isinstance(top, cst.ClassDef) and _gpu_test_case(tree, program, top):
         return False
     return not needs_gpu(tree, program, tree.module)
@@ -107,7 +107,7 @@ def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
     return False
 
 
-def _needs_gpu_on_import(tree: Tree, program: Program) -> bool:
+def needs_gpu_on_import(tree: Tree, program: Program) -> bool:
     """`needs_gpu` of the module's code as an import runs it: without its `if __name__ ==
     "__main__":` blocks."""
     if program.imports_cuda_extension:
