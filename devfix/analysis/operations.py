@@ -129,6 +129,10 @@ def attribute(frame: Frame, node: cst.Attribute, base: Value) -> Value:
         known = base.attr(name)
         if known is not None:
             return known
+        if name == "is_cuda" and base.place is Place.UNKNOWN:
+            # `next(model.parameters()).is_cuda` of a model a helper is handed (MEAL-V2's
+            # `is_model_cuda`): whatever it is, false without CUDA
+            return condition(None, False, "available")
         return program.instance_attribute(frame, base, name, node)
     return UNKNOWN
 
