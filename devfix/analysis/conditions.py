@@ -155,14 +155,16 @@ def truth_of(value: Value) -> tuple[bool | None, bool | None]:
 def overridden_without_gpu(frame: Frame, body: cst.BaseSuite, flag: str) -> None:
     """`self.dtype = torch.cuda.FloatTensor` then `if torch.cuda.is_available() is False:
     self.dtype = torch.FloatTensor` (BicycleGAN's solver): the GPU machine skips the branch, a
-    CPU-only one takes it, so the CUDA type the name keeps was chosen by the check (`flag`)."""
+    CPU-only one takes it, so the CUDA type the name keeps was chosen by the check (`flag`).
+    So is a switch: `gpu = True`, then `if not torch.cuda.is_available(): gpu = False`
+    (ocr.pytorch's recognizer) is true only where there is a GPU."""
     for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for target in small.targets if isinstance(small, cst.Assign) else ():
-                _flag_kept(frame, target.target, flag)
+                _flag_kept(frame, target.target, flag, small.value)
 
 
-def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str) -> None:
+def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cst.BaseExpression) -> None:
     if isinstance(target, cst.Name):
         key = target.value
     elif (
@@ -174,6 +176,11 @@ def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str) -> None:
     else:
         return
     value = frame.env.get(key)
+    if value is not None and value.kind is Kind.HOST and value.truth is not None:
+        written = assigned.value == "True" if isinstance(assigned, cst.Name) and assigned.value in ("True", "False") else None
+        if written is not None and written != value.truth:
+            frame.env[key] = replace(value, flag=flag, cpu=written)  # the switch the CPU-only machine ends with
+        return
     if value is None or value.kind is not Kind.DEVICE:
         return
     flagged = replace(value, flag=flag)
