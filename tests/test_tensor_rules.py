@@ -145,11 +145,11 @@ def test_dev007_never_takes_the_device_of_a_parameter_that_defaults_to_a_constan
     may stand for an optional tensor."""
     import libcst as cst
 
-    from devfix.analysis.devices import _defaults_to_a_constant
+    from devfix.analysis.tree import defaults_to_a_constant
 
     function = cst.parse_statement("def f(self, x, no_log=False, t=-1.0, mode='a', n=3, mask=None, h=init): pass")
     assert isinstance(function, cst.FunctionDef)
-    verdicts = {p.name.value: _defaults_to_a_constant(p) for p in function.params.params}
+    verdicts = {p.name.value: defaults_to_a_constant(p) for p in function.params.params}
     assert verdicts == {
         "self": False,
         "x": False,

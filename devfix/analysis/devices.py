@@ -327,7 +327,8 @@ class Devices:
 
     def _holds_the_cpu(self, binding: Binding) -> bool:
         value = self._bound_value(binding)
-        return value is not None and value.kind is Kind.DEVICE and value.place is Place.CPU
+        # `torch.device("cpu")`: not `torch.device(targets.device)`, where the data already is
+        return value is not None and value.kind is Kind.DEVICE and value.place is Place.CPU and value.flag == "constant"
 
     def _holds_device(self, binding: Binding) -> bool:
         value = self._bound_value(binding)
