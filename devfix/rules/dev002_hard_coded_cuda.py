@@ -179,11 +179,22 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         written: cst.BaseExpression | None = None,
     ) -> Finding:
         """`written`: the device as the call writes it (`"cuda:0"`), where it names one."""
-        device = ctx.facts.devices.at(call, self.code)
+        devices = ctx.facts.devices
+        chosen = _written_gpu(written) if written is not None else None
+        if chosen:
+            # lora's notebooks load their pipeline with `.to("cuda:1")`: a new declaration, or one
+            # that names no GPU by number, is the current GPU, another one than the author's
+            known = devices.in_reach_or_planned(call)
+            if known is None or known.request is not None or not devices.gpu_indices(known.code, call):
+                return self.finding(
+                    call,
+                    f"{message}; a device without its number would not be GPU {chosen}",
+                    hint=f'declare `device = torch.device("cuda:{chosen}" if torch.cuda.is_available() else "cpu")`',
+                )
+        device = devices.at(call, self.code)
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
-        chosen = _written_gpu(written) if written is not None else None
-        others = ctx.facts.devices.gpu_indices(device.code, call) if chosen is not None else frozenset()
+        others = devices.gpu_indices(device.code, call) if chosen is not None else frozenset()
         if others and chosen not in others:
             # stat453's GAN notebook trains on "cuda:2", then puts the model on "cuda:0" for
             # torchsummary, whose inputs are made on the current GPU: the second GPU is on purpose
