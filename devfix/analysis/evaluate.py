@@ -207,6 +207,12 @@ class Frame:
         elif isinstance(target, cst.Attribute):
             self._replaced_weights(target, value)
             self.program.classes_assign(self, target, value)
+        elif (
+            isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name)
+            and operations.iterates_its_own_keys(self.program, target)
+        ):
+            self.env[target.value.value] = operations.struct(element=value)  # a dict, moved key by key
         elif isinstance(target, cst.Subscript):
             container = self.expr(target.value)
             indices = [

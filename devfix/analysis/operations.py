@@ -17,6 +17,7 @@ from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, co
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
+    from devfix.analysis.state import FlowState
 
 
 # -- small builders ----------------------------------------------------------------------------
@@ -501,6 +502,31 @@ def device_text(device: Value) -> Value:
 # `str(device)` of a device devfix cannot follow (DBNet's `self.device`, "cuda:%s" or "cpu" by
 # the caller's choice): no device's name, but still a device's
 UNKNOWN_DEVICE_TEXT = "<device>"
+
+
+def iterates_its_own_keys(program: FlowState, target: cst.Subscript) -> bool:
+    """`for k in batch: batch[k] = batch[k].cuda()` (FewRel's framework): the loop walks the
+    container's own keys, so the container is a dict of tensors moved entry by entry, not a
+    tensor written into."""
+    if not isinstance(target.value, cst.Name) or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name):
+        return False
+    container, key = target.value.value, index.value.value
+    parent = program.data.parent.get(id(target))
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) and parent.target.value == key:
+            walked = parent.iter
+            if (
+                isinstance(walked, cst.Call)
+                and isinstance(walked.func, cst.Attribute)
+                and walked.func.attr.value == "keys"
+            ):
+                walked = walked.func.value
+            return isinstance(walked, cst.Name) and walked.value == container
+        parent = program.data.parent.get(id(parent))
+    return False
 
 
 def prefix_test(receiver: Value, prefix: str | None) -> Value:
