@@ -379,6 +379,20 @@ def test_a_script_that_only_shares_a_module_with_the_chooser_runs_in_its_own_pro
     assert not facts.chooses_gpus_elsewhere(str(tmp_path / "main_other.py"))
 
 
+def test_a_notebook_runs_in_a_kernel_of_its_own(tmp_path):
+    # PyTorch-FastCampus: three Grad-CAM notebooks set CUDA_VISIBLE_DEVICES; the other
+    # notebooks of the course are not run by their kernels
+    files = _tree(
+        tmp_path,
+        {
+            "mnist.ipynb": b"import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+            "gradcam.ipynb": b"import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n",
+        },
+    )
+    facts = ProjectFacts.from_files(files)
+    assert not facts.chooses_gpus_elsewhere(str(tmp_path / "mnist.ipynb"))
+
+
 def test_a_model_put_in_eval_mode_is_not_a_dynamic_lookup(tmp_path):
     files = _tree(
         tmp_path,

@@ -24,7 +24,6 @@ name): it only ever stops a declaration, never adds an edit.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -189,6 +188,7 @@ class ProjectFacts:
     # display paths of the files that may run in one process with another file that sets
     # CUDA_VISIBLE_DEVICES (shares_a_process_with)
     gpu_choice_mates: frozenset[str] = frozenset()
+    scanned: frozenset[str] = frozenset()  # display paths of the run's files, notebooks included
     gpu_only: dict[str, frozenset[str]] = field(default_factory=dict)  # filled by the engine (users.py)
     missing: dict[str, frozenset[str]] = field(default_factory=dict)  # display path -> missing imports, once per file
     cuda_extensions: frozenset[str] = frozenset()  # modules a setup script of the run builds with CUDAExtension
@@ -228,8 +228,7 @@ class ProjectFacts:
         shares a helper module with `path`, runs in another process."""
         if path in self.gpu_choice_mates:
             return True
-        known = self.index is not None and os.path.normcase(os.path.abspath(path)) in self.index.files
-        return not known and any(other != path for other in self.gpu_choice_files)
+        return path not in self.scanned and any(other != path for other in self.gpu_choice_files)
 
     @classmethod
     def from_files(cls, files: list[tuple[str, bytes]], names: Pending | None = None) -> ProjectFacts:
@@ -261,6 +260,7 @@ class ProjectFacts:
             index,
             unreferenced=unreferenced,
             gpu_choice_mates=shares_a_process_with(files, index, paths),
+            scanned=frozenset(path for path, _ in files) if paths else frozenset(),
             cuda_extensions=named.cuda_extensions,
             passed=passed,
             named_by=named.named_by,
