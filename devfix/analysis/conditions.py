@@ -160,8 +160,9 @@ def overridden_without_gpu(frame: Frame, body: cst.BaseSuite, flag: str) -> None
     (ocr.pytorch's recognizer) is true only where there is a GPU."""
     for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            for target in small.targets if isinstance(small, cst.Assign) else ():
-                _flag_kept(frame, target.target, flag, small.value)
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    _flag_kept(frame, target.target, flag, small.value)
 
 
 def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cst.BaseExpression) -> None:
@@ -177,7 +178,9 @@ def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cs
         return
     value = frame.env.get(key)
     if value is not None and value.kind is Kind.HOST and value.truth is not None:
-        written = assigned.value == "True" if isinstance(assigned, cst.Name) and assigned.value in ("True", "False") else None
+        written = (
+            assigned.value == "True" if isinstance(assigned, cst.Name) and assigned.value in ("True", "False") else None
+        )
         if written is not None and written != value.truth:
             frame.env[key] = replace(value, flag=flag, cpu=written)  # the switch the CPU-only machine ends with
         return

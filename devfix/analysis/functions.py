@@ -429,7 +429,7 @@ def infer_module_inputs(functions: dict[int, FunctionInfo], meeting: Meeting) ->
     if meeting.kind == "call" and isinstance(meeting.node, cst.Call) and meeting.module is not None:
         # `self.downsample(x, S, H, W)`: the input meets the weights, not nnFormer's sizes after it
         first = meeting.node.args[0].value if meeting.node.args and meeting.node.args[0].keyword is None else None
-        operands = [(node, value) for node, value in operands if node is first]
+        operands = tuple((node, value) for node, value in operands if node is first)
     for node, value in operands:
         if value.param is not None and isinstance(node, cst.Name):
             function = functions.get(id(value.param))

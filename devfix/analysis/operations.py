@@ -366,8 +366,7 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
         # `device = "cuda"`, then `if device == "cuda" and not torch.cuda.is_available():
         # pytest.skip(...)`: the same on every machine, like `USE_CUDA = True`
         same = written[0] == written[1]
-        truth = same if equal else not same
-        return condition(truth, truth, "constant")
+        return condition(same if equal else not same, same if equal else not same, "constant")
     for this, other in ((left, right), (right, left)):
         place = _named_place(this)
         said = (
