@@ -493,7 +493,7 @@ def _run(
     if project.index is not None and project.index.several:
         if _fails_on_import(facts, project, result):
             project.unparseable.add(result.path)  # its importers fail at their import of it, in turn
-        if needs_gpu_on_import(facts.tree, facts.program):
+        if needs_gpu_on_import(facts.tree, facts.program, extensions=False):
             project.gpu_on_import.add(result.path)  # its importers need a GPU at their import of it
         result.summary = facts.summary(result.path)
         result.linked_calls = [*facts.program.linked_calls, *facts.loader_verdicts]

@@ -107,10 +107,12 @@ def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
     return False
 
 
-def needs_gpu_on_import(tree: Tree, program: Program) -> bool:
+def needs_gpu_on_import(tree: Tree, program: Program, *, extensions: bool = True) -> bool:
     """`needs_gpu` of the module's code as an import runs it: without its `if __name__ ==
-    "__main__":` blocks."""
-    if program.imports_cuda_extension:
+    "__main__":` blocks. Without `extensions`, only its own calls count, not a CUDA kernel it
+    imports (the run's text scans follow those, `try: import alt_cuda_corr` / `except: pass`
+    of RAFT's corr.py included, which needs no GPU)."""
+    if extensions and program.imports_cuda_extension:
         return True
     index = _gpu_calls(tree, program)
     module = id(tree.module)
@@ -679,6 +681,20 @@ _FIRST_EXIT: weakref.WeakKeyDictionary[Program, int] = weakref.WeakKeyDictionary
 
 
 _EXITS: weakref.WeakKeyDictionary[Program, dict[int, tuple[dict[int, int], int]]] = weakref.WeakKeyDictionary()
+
+
+def stops_before(tree: Tree, program: Program, node: cst.CSTNode) -> bool:
+    """A statement before `node`, in its block or a block around it within its function, ends
+    the run on a CPU-only machine (`if device == "cuda" and not torch.cuda.is_available():
+    pytest.skip(...)`)."""
+    child: cst.CSTNode = node
+    for ancestor in tree.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
+            return True
+        child = ancestor
+    return False
 
 
 def _exits_before(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CSTNode) -> bool:
