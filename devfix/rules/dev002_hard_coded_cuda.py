@@ -285,21 +285,39 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
 
 def _feeds_collectives(facts: FileFacts, call: cst.Call, memo: dict[int, bool]) -> bool:
-    """`call` makes or moves a tensor (`device="cuda"`, `.cuda()`) in a function that hands
-    tensors to `torch.distributed`'s collectives (mmcv's `collect_results_cpu` broadcasts a
-    temporary folder's name in a CUDA tensor): NCCL takes CUDA tensors, so the hard-coded device
-    is the collective's, by design."""
-    function = facts.tree.enclosing(call, cst.FunctionDef)
-    if function is None or not (keyword(call, "device") is not None or _is_cuda_call(call)):
+    """`call` makes or moves a tensor (`device="cuda"`, `.cuda()`), and a later statement of its
+    block, or of a block around it, hands tensors to a `torch.distributed` collective (mmcv's
+    `collect_results_cpu` broadcasts a temporary folder's name in a CUDA tensor): NCCL takes
+    CUDA tensors, so the hard-coded device is the collective's, by design. Not a collective
+    under a test of its own (BasicSR's `if self.opt['dist']: dist.reduce(...)`), which a run
+    without processes skips."""
+    if not (keyword(call, "device") is not None or _is_cuda_call(call)):
         return False
-    if id(function) not in memo:
-        memo[id(function)] = any(
-            (callee := facts.value(inner.func)) is not None
+    tree = facts.tree
+    child: cst.CSTNode = call
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return False
+        if isinstance(ancestor, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
+            later = ancestor.body[ancestor.body.index(child) + 1 :]
+            if any(_collective_line(facts, statement, memo) for statement in later):
+                return True
+        child = ancestor
+    return False
+
+
+def _collective_line(facts: FileFacts, statement: cst.BaseStatement, memo: dict[int, bool]) -> bool:
+    """The statement is a line that calls a collective of `torch.distributed`."""
+    if id(statement) not in memo:
+        memo[id(statement)] = isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and (callee := facts.value(small.value.func)) is not None
             and (callee.qual or "").startswith("torch.distributed.")
             and (callee.qual or "").rsplit(".", 1)[-1] in api.COLLECTIVES
-            for inner in facts.data.within(facts.data.calls, function)
+            for small in statement.body
         )
-    return memo[id(function)]
+    return memo[id(statement)]
 
 
 def _is_cuda_call(call: cst.Call) -> bool:
