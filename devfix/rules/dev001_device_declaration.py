@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
-from devfix.analysis.reach import runs_without_gpu
+from devfix.analysis.reach import runs_without_gpu, stops_before
 from devfix.analysis.scopes import Binding, dotted_name
 from devfix.analysis.torch_api import gpu_number
 from devfix.analysis.tree import Tree
@@ -153,10 +153,11 @@ model = nn.Linear(4, 2).to(device)
 
     def _places(self, ctx: RuleContext, binding: Binding) -> bool:
         """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`)
-        on a line that runs without a GPU: not in the tests of a module whose `pytestmark` skips
+        that a CPU-only machine reaches: not in the tests of a module whose `pytestmark` skips
         them all without one (its `DEVICE = "cuda"` places nothing on a CPU-only machine), nor
         after `if device == "cuda" and not torch.cuda.is_available(): pytest.skip(...)`
-        (torchmd-net's deliberately CUDA-only test, which a CPU fallback would run on the CPU)."""
+        (torchmd-net's deliberately CUDA-only test, which a CPU fallback would run on the CPU),
+        nor in a call that needs a GPU whatever device it is given."""
         tree = ctx.facts.tree
         program = ctx.facts.program
         asking = {id(call) for call in program.gpu_only_calls}  # `set_module_8bit_tensor_to_device(..., device=d)`
@@ -179,7 +180,7 @@ model = nn.Linear(4, 2).to(device)
                         any(b is binding for b in seen)
                         and not (skipped and _in_a_definition(tree, call))
                         and id(call) not in asking
-                        and runs_without_gpu(tree, program, call)
+                        and not stops_before(tree, program, call)
                     ):
                         return True
         return False
