@@ -182,7 +182,7 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         return args[0][1] if args else UNKNOWN
     if qual.startswith(("torch.cuda.", "torch.backends.", "torch.accelerator.")):
         return torch_calls.cuda_query(frame, node, qual, args)
-    if qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in api.COLLECTIVES:
+    if api.is_collective(qual):
         frame.program.gpu_only_calls.append(node)  # NCCL hands over CUDA tensors: GPU code by design
         return HOST
     root = qual.split(".")[0]

@@ -218,6 +218,12 @@ GPU_BY_DEFAULT = frozenset({"autoattack.AutoAttack", "autoattack.autoattack.Auto
 COLLECTIVES = frozenset({"all_gather", "all_reduce", "all_to_all", "broadcast", "gather", "reduce", "reduce_scatter",
                          "scatter", "all_gather_into_tensor", "reduce_scatter_tensor"})
 
+
+def is_collective(qual: str | None) -> bool:
+    """`torch.distributed.all_reduce` and its kind: calls that hand tensors between processes."""
+    return qual is not None and qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in COLLECTIVES
+
+
 # torch.cuda calls that need a GPU (they raise on a CPU-only machine). Side effects, alone on
 # their line, DEV002 guards with an availability check; what the others give (an index, a name,
 # an event, a stream) only has a meaning on a GPU: code that asks for it unconditionally is GPU

@@ -313,8 +313,7 @@ def _collective_line(facts: FileFacts, statement: cst.BaseStatement, memo: dict[
             isinstance(small, cst.Expr)
             and isinstance(small.value, cst.Call)
             and (callee := facts.value(small.value.func)) is not None
-            and (callee.qual or "").startswith("torch.distributed.")
-            and (callee.qual or "").rsplit(".", 1)[-1] in api.COLLECTIVES
+            and api.is_collective(callee.qual)
             for small in statement.body
         )
     return memo[id(statement)]
