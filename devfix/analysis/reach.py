@@ -446,12 +446,18 @@ def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
     return False
 
 
+def gpu_only_call_ids(program: Program) -> set[int]:
+    """The ids of the calls that ask for a GPU whatever they are given (`Program.gpu_only_calls`),
+    for the rules and this module to test a call against."""
+    return {id(call) for call in program.gpu_only_calls}
+
+
 def _handed_only_to_gpu_calls(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:
     """The function, called nowhere in the file, is handed as an argument only to calls that
     need a GPU: NVAE's `init_processes(0, size, main, args)`, which sets the CUDA device and
     starts an NCCL process group before it calls `main`."""
     handed = _handed_functions(tree, program).get(id(function), [])
-    gpu_calls = {id(call) for call in program.gpu_only_calls}
+    gpu_calls = gpu_only_call_ids(program)
     return bool(handed) and all(id(call) in gpu_calls or _calls_a_gpu_function(tree, program, call) for call in handed)
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
-from devfix.analysis.reach import runs_without_gpu, stops_before
+from devfix.analysis.reach import gpu_only_call_ids, runs_without_gpu, stops_before
 from devfix.analysis.scopes import Binding, dotted_name
 from devfix.analysis.torch_api import gpu_number
 from devfix.analysis.tree import Tree
@@ -160,7 +160,7 @@ model = nn.Linear(4, 2).to(device)
         nor in a call that needs a GPU whatever device it is given."""
         tree = ctx.facts.tree
         program = ctx.facts.program
-        asking = {id(call) for call in program.gpu_only_calls}  # `set_module_8bit_tensor_to_device(..., device=d)`
+        asking = gpu_only_call_ids(program)  # `set_module_8bit_tensor_to_device(..., device=d)`
         skipped = tests_skipped_without_gpu(tree, ctx.facts.program)
         for call in tree.data.calls:
             func = call.func

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis import torch_api as api
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of
-from devfix.analysis.reach import always_true_guard, is_distributed, runs_without_gpu
+from devfix.analysis.reach import always_true_guard, gpu_only_call_ids, is_distributed, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
@@ -262,7 +262,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         """`torch.cuda.FloatTensor` used where there may be no GPU becomes the conditional form."""
         facts = ctx.facts
         torch = facts.devices.torch_name()
-        asking = {id(call) for call in facts.program.gpu_only_calls}
+        asking = gpu_only_call_ids(facts.program)
         for attribute in _cuda_type_references(facts):
             if _argument_of(facts.tree, attribute, asking):
                 # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: GPU code by design, like
