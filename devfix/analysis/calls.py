@@ -19,6 +19,8 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
 from devfix.analysis.values import (
+    GPU_COUNT,
+    GPU_IDS,
     HOST,
     UNKNOWN,
     Kind,
@@ -27,6 +29,8 @@ from devfix.analysis.values import (
     Value,
     condition,
     derived,
+    gpu_count,
+    gpu_ids,
     join,
     members,
 )
@@ -207,6 +211,9 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
 
 def _builtin(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     values = [v for _, v in args]
+    gpu_ids = _gpu_ids(name, values)
+    if gpu_ids is not None:
+        return gpu_ids
     if name in ("enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "filter", "map"):
         if name == "enumerate" and values:
             return struct(element=struct(items=(HOST, iterate(frame, values[0], node))))
@@ -255,6 +262,20 @@ def _builtin(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     if name in ("dict",):
         return struct()
     return UNKNOWN
+
+
+def _gpu_ids(name: str, values: list[Value]) -> Value | None:
+    """`list(range(torch.cuda.device_count()))`: the GPUs' ids, an empty list (false) without a
+    GPU, whose `[0]` fails there; `len()` of it counts the GPUs again (operations.GPU_IDS)."""
+    if len(values) != 1:
+        return None
+    if name == "range" and values[0].text == GPU_COUNT:
+        return gpu_ids()
+    if name in ("list", "tuple", "sorted") and values[0].text == GPU_IDS:
+        return gpu_ids()
+    if name == "len" and values[0].text == GPU_IDS:
+        return gpu_count()
+    return None
 
 
 # -- method calls ------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.scopes import Scope
 from devfix.analysis.torch_api import CUDA_FLAG_NAME
 from devfix.analysis.values import (
+    GPU_COUNT,
     HOST,
     UNKNOWN,
     Kind,
@@ -592,8 +593,8 @@ class Frame:
         right = self.expr(node.right)
         if (
             isinstance(node.operator, (cst.Divide, cst.FloorDivide, cst.Modulo))
-            and right.text == "#gpus"
-            and isinstance(node.right, cst.Call)
+            and right.text == GPU_COUNT
+            and isinstance(node.right, (cst.Call, cst.Name))
         ):
             # `id % torch.cuda.device_count()`: a ZeroDivisionError where there is no GPU
             self.program.gpu_only_calls.append(node.right)

@@ -13,7 +13,20 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, condition, derived, join
+from devfix.analysis.values import (
+    GPU_COUNT,
+    GPU_IDS,
+    HOST,
+    UNKNOWN,
+    Kind,
+    Origin,
+    Place,
+    Value,
+    condition,
+    derived,
+    gpu_ids,
+    join,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -166,6 +179,9 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
             for part in (element.slice.lower, element.slice.upper, element.slice.step):
                 if part is not None:
                     frame.expr(part)
+    if base.text == GPU_IDS and len(indices) == 1 and isinstance(indices[0][0], (cst.Integer, cst.UnaryOperation)):
+        # `gpu_ids[0]` of `list(range(torch.cuda.device_count()))`: an IndexError without a GPU
+        frame.program.gpu_only_calls.append(node)
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
             if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node):
@@ -273,7 +289,7 @@ def compare(frame: Frame, node: cst.Comparison, values: list[Value]) -> Value:
         frame.program.meet(node, "op", tensors)
     if tensors:
         return derived(Kind.TENSOR, [v for _, v in tensors], grad=False, met=True)
-    if len(values) == 2 and values[0].text == "#gpus":
+    if len(values) == 2 and values[0].text == GPU_COUNT:
         return _gpu_count_test(node)
     return _device_test(node, values)
 
@@ -581,8 +597,24 @@ def comprehension(frame: Frame, node: cst.BaseSimpleComp | cst.DictComp) -> Valu
     else:
         element = frame.expr(node.elt)
     frame.restore((saved[0], frame.heap))  # its names are its own; what it did to modules stays
+    if _lists_gpu_ids(node, iterable):
+        return gpu_ids()
     program.values[id(node)] = struct(element=element)
     return struct(element=element)
+
+
+def _lists_gpu_ids(node: cst.BaseSimpleComp | cst.DictComp, iterable: Value) -> bool:
+    """`[i for i in range(torch.cuda.device_count())]`: the GPUs' ids, as the range is."""
+    comp_for = node.for_in
+    return (
+        iterable.text == GPU_IDS
+        and isinstance(node, cst.ListComp)
+        and comp_for.inner_for_in is None
+        and not comp_for.ifs
+        and isinstance(node.elt, cst.Name)
+        and isinstance(comp_for.target, cst.Name)
+        and node.elt.value == comp_for.target.value
+    )
 
 
 # -- iteration ------------------------------------------------------------------------------------------

@@ -158,7 +158,9 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self._device_params: dict[int, frozenset[str]] = {}
         self._cuda_switches: dict[int, frozenset[tuple[str, bool]]] = {}
         self._forwarded_switches: dict[int, frozenset[tuple[str, bool]]] = {}
-        self.gpu_only_calls: list[cst.Call] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
+        self.gpu_only_calls: list[
+            cst.BaseExpression
+        ] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
         self.settled_early: set[int] = set()  # functions evaluated when their class was first built (this pass)
         self.batch_accesses: dict[tuple[int, str], set[str]] = {}
         self.constructed: dict[int, Value] = {}

@@ -41,7 +41,7 @@ class FlowState:
     children: dict[int, list[int]]
     init_modules: dict[tuple[int, str], cst.ClassDef | None]
     ctc_losses: set[int]
-    gpu_only_calls: list[cst.Call]
+    gpu_only_calls: list[cst.BaseExpression]
     call_sites: dict[int, list[cst.Call]]
     quiet_calls: set[int]
     escaped_functions: set[int]

@@ -15,7 +15,7 @@ from devfix.analysis import arguments
 from devfix.analysis import torch_api as api
 from devfix.analysis.arguments import Args
 from devfix.analysis.tree import defaults_to_a_constant
-from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, derived
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Origin, Place, Value, availability, derived, gpu_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -213,7 +213,7 @@ def torch_result(frame: Frame, node: cst.Call, qual: str, name: str, args: Args)
 def cuda_query(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
     """`torch.cuda.is_available()` is true on a GPU machine; other torch.cuda calls are CUDA-only."""
     if qual == "torch.cuda.device_count":
-        return replace(availability(), text="#gpus")  # one GPU: see `operations._gpu_count_test`
+        return gpu_count()  # one GPU: see `operations._gpu_count_test`
     if qual in api.AVAILABILITY_CHECKS:
         return availability()
     if qual in api.CUDA_ONLY_VALUES:

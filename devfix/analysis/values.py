@@ -144,6 +144,21 @@ def availability(truth: bool | None = True) -> Value:
     return condition(truth, False if truth is not None else None, "available")
 
 
+# `torch.cuda.device_count()` and `list(range(torch.cuda.device_count()))`: availability
+# conditions on the GPU run (one GPU; none where there is none), known apart by their text, for
+# the operations that fail without a GPU: `n // torch.cuda.device_count()`, `gpu_ids[0]`.
+GPU_COUNT = "#gpus"
+GPU_IDS = "#gpu-ids"
+
+
+def gpu_count() -> Value:
+    return replace(availability(), text=GPU_COUNT)
+
+
+def gpu_ids() -> Value:
+    return replace(availability(), text=GPU_IDS)
+
+
 def constant(truth: bool | None) -> Value:
     return condition(truth, truth, "constant")
 
