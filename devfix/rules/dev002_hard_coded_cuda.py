@@ -11,7 +11,7 @@ from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of
 from devfix.analysis.reach import always_true_guard, gpu_only_call_ids, is_distributed, runs_without_gpu
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree
+from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -211,7 +211,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
 
     def _cuda_to_to(self, ctx: RuleContext, call: cst.Call, device: str, copy: bool = False) -> cst.Call:
         non_blocking = keyword(call, "non_blocking")
-        new = move_to(cst.ensure_type(call.func, cst.Attribute).value, ctx.expression(device))
+        receiver = cst.ensure_type(call.func, cst.Attribute).value
+        new = move_to(receiver, ctx.expression(device))
+        if _a_loaded_storage(ctx.facts.tree, receiver):
+            # a storage's `.to()` takes the device by keyword only (a positional one is a TypeError)
+            new = new.with_changes(args=[new.args[0].with_changes(keyword=cst.Name("device"), equal=_EQUAL)])
         extra = [non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if non_blocking is not None else []
         if copy:
             extra.append(
@@ -282,6 +286,51 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+def _a_loaded_storage(tree: Tree, receiver: cst.BaseExpression) -> bool:
+    """`storage` in `torch.load(f, map_location=lambda storage, loc: storage.cuda())` or in a
+    function of that shape (`def map_func(storage, location): return storage.cuda()`, two
+    parameters, the second unused): the first parameter of a `map_location` callback, a
+    storage, not a tensor."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    function = tree.enclosing(receiver, (cst.Lambda, cst.FunctionDef))
+    if function is None:
+        return False
+    params = function.params
+    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
+        return False
+    names = [param.name.value for param in params.params]
+    if not names or names[0] != receiver.value:
+        return False
+    parent = tree.parent(function)
+    if isinstance(function, cst.Lambda) and isinstance(parent, cst.Arg) and parent.keyword is not None:
+        return parent.keyword.value == "map_location"
+    body = _returned(function)
+    return (
+        len(names) == 2
+        and all(param.default is None for param in params.params)
+        and isinstance(body, cst.Call)
+        and isinstance(body.func, cst.Attribute)
+        and body.func.value is receiver
+        and names[1] not in {name.value for name in read_names(body)}
+    )
+
+
+def _returned(function: cst.Lambda | cst.FunctionDef) -> cst.BaseExpression | None:
+    """What a lambda, or a function whose body is one `return` statement, returns."""
+    if isinstance(function, cst.Lambda):
+        return function.body
+    body = function.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return None
+    line = statements[0].body
+    return line[0].value if len(line) == 1 and isinstance(line[0], cst.Return) else None
 
 
 def _feeds_collectives(facts: FileFacts, call: cst.Call, memo: dict[int, bool]) -> bool:
