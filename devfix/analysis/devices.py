@@ -27,7 +27,7 @@ from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.operations import asks_several
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
-from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, device_string_place, gpu_number
+from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, PLAIN_DEVICE_NAMES, device_string_place, gpu_number
 from devfix.analysis.tree import Tree, defaults_to_a_constant, is_docstring
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
@@ -337,7 +337,10 @@ class Devices:
         if not DEVICE_NAME.match(binding.name):
             return False
         if binding.kind == "param":
-            return value is None or value.kind in (Kind.DEVICE, Kind.OTHER)
+            # a `device` parameter whose callers this run cannot see; not one named for a
+            # purpose of its own (rome's `return_orig_weights_device="cuda"`, where copies of the
+            # weights go, "cpu" to save memory: no place for the inputs)
+            return (value is None or value.kind in (Kind.DEVICE, Kind.OTHER)) and binding.name in PLAIN_DEVICE_NAMES
         # `device = torch.device(targets.device)`: a device the author named, wherever it points
         return value is not None and value.kind is Kind.DEVICE and not value.tensor_type
 

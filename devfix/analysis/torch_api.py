@@ -171,6 +171,7 @@ CUDA_FLAG_NAME = re.compile(
 
 # Names a program gives its device (`device`, `self._device`, `args.train_device`).
 DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
+PLAIN_DEVICE_NAMES = frozenset({"device", "dev", "DEVICE", "DEV"})  # not one for a purpose (`data_device`)
 
 # Names of flags that say "do not use the GPU" (`--no-cuda`, `--unuse_cuda`, `cfg.cpu_only`):
 # true where there is none. A negating word, then optionally "use", then the accelerator.
@@ -345,3 +346,4 @@ def device_string_place(text: str) -> str | None:
     if kind in ("cuda", "mps", "xpu", "gpu", "npu", "hpu"):
         return "device"
     return None
+
