@@ -347,3 +347,11 @@ def device_string_place(text: str) -> str | None:
         return "device"
     return None
 
+
+def is_lr_scheduler(qual: str) -> bool:
+    """A learning-rate schedule: a `torch.optim.lr_scheduler` class, or one of Hugging Face's
+    `get_*_schedule*` functions (`transformers.get_linear_schedule_with_warmup`)."""
+    if qual.startswith("torch.optim.lr_scheduler."):
+        return True
+    last = qual.rsplit(".", 1)[-1]
+    return qual.startswith("transformers.") and last.startswith("get_") and "schedule" in last

@@ -89,6 +89,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
         if _mapped_in_the_other_branch(facts, call):
             return None  # `if device == cpu: torch.load(f, map_location="cpu") else: torch.load(f)`
+        if _restores_a_scheduler(facts, call):
+            return None  # `scheduler.load_state_dict(torch.load(...))`: step counts and rates, no tensor
         if _read_only_for_items(facts, call):
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
         if _converted_to_numpy(facts, call):
@@ -622,6 +624,37 @@ def _feeds_a_cpu_constructor(facts: FileFacts, call: cst.Call) -> bool:
     parent = tree.parent(call)
     outer = tree.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
     return isinstance(outer, cst.Call) and tree.qualname(outer.func) in api.CPU_TENSOR_TYPES
+
+
+def _restores_a_scheduler(facts: FileFacts, call: cst.Call) -> bool:
+    """`scheduler.load_state_dict(torch.load(os.path.join(path, "scheduler.pt")))` of Hugging
+    Face's example scripts, `scheduler` built by `get_linear_schedule_with_warmup(...)` or a
+    `torch.optim.lr_scheduler` class: a learning-rate schedule's state is plain numbers (its
+    epoch, its base rates), never a tensor on a GPU."""
+    tree = facts.tree
+    parent = tree.parent(call)
+    outer = tree.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not (
+        isinstance(outer, cst.Call)
+        and isinstance(outer.func, cst.Attribute)
+        and outer.func.attr.value == "load_state_dict"
+        and isinstance(outer.func.value, cst.Name)
+    ):
+        return False
+    name = outer.func.value.value
+    scope: Scope | None = tree.function_scope_of(call)
+    while scope is not None and name not in scope.bindings:
+        scope = scope.visible_parent()
+    bindings = scope.bindings[name] if scope is not None else []
+    built = [binding.value for binding in bindings]
+    return bool(built) and all(
+        isinstance(value, cst.Call) and api.is_lr_scheduler(_qual(facts, value.func)) for value in built
+    )
+
+
+def _qual(facts: FileFacts, func: cst.BaseExpression) -> str:
+    value = facts.value(func)
+    return (value.qual or "") if value is not None else ""
 
 
 def _feeds_load_state_dict(facts: FileFacts, call: cst.Call) -> bool:
