@@ -46,6 +46,7 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
         guard = _guarding_name(data, call, function)
         if guard in switches:
             found.add(guard)
+    found |= _moved_to_gpu_defaults(data, function, devices) if devices else set()
     owner = data.parent.get(id(function))
     klass = data.parent.get(id(owner)) if isinstance(owner, cst.IndentedBlock) else None
     if function.name.value == "__init__" and isinstance(klass, cst.ClassDef):
@@ -86,6 +87,33 @@ def _kept_gpu_devices(data: Collected, init: cst.FunctionDef, klass: cst.ClassDe
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.attr.value in kept:
                 found.add(kept[target.attr.value])
     return found
+
+
+def _moved_to_gpu_defaults(data: Collected, function: cst.FunctionDef, params: set[str]) -> set[str]:
+    """Parameters with a GPU default (`device="cuda"`) that the function's own body moves
+    tensors or modules to without a test around the move (GroundingDINO's `predict(model,
+    image, caption, device="cuda")`, rome's `make_inputs(tok, prompts, device="cuda")`): a
+    call that leaves the default asks for a GPU, and devfix rewrites neither."""
+    found = set()
+    for call in data.within(data.calls, function):
+        for target in _device_targets(call):
+            if isinstance(target, cst.Name) and target.value in params and _always_runs(data, call, function):
+                found.add(target.value)
+    return found
+
+
+_CONDITIONAL = (cst.If, cst.IfExp, cst.While, cst.Try, cst.BooleanOperation, cst.FunctionDef, cst.Lambda, cst.CompFor)
+
+
+def _always_runs(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """`node` runs whenever `function` does: no branch, loop test, `try` or nested scope
+    between them (a `for` loop's body counts as run)."""
+    child, parent = node, data.parent.get(id(node))
+    while parent is not None and parent is not function:
+        if isinstance(parent, _CONDITIONAL) and child is not getattr(parent, "test", None):
+            return False
+        child, parent = parent, data.parent.get(id(parent))
+    return parent is function
 
 
 def _device_targets(call: cst.Call) -> list[cst.BaseExpression]:
