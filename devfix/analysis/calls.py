@@ -174,7 +174,7 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
             element=struct(items=items),
             obj=id(node),
         )
-    if _loads_quantized(args):
+    if _loads_onto_a_gpu(args):
         program.gpu_only_calls.append(node)  # `from_pretrained(..., load_in_8bit=True)`: bitsandbytes, on a GPU
     if api.is_model_factory(qual):
         return program.construct(frame, node, neutral=False, place=arguments.device_keyword(args))
@@ -527,14 +527,20 @@ def _local_class(program: FlowState, instance: Value) -> ClassInfo | None:
     return program.classes.get(id(instance.cls)) if instance.cls is not None else None
 
 
-def _loads_quantized(args: Args) -> bool:
+def _loads_onto_a_gpu(args: Args) -> bool:
     """`from_pretrained(..., load_in_8bit=True)`: bitsandbytes' 8-bit or 4-bit weights, which only
-    a GPU holds (minimal-llama's and alpaca-lora's fine-tuning scripts)."""
+    a GPU holds (minimal-llama's and alpaca-lora's fine-tuning scripts); `device_map="cuda"`
+    (`0`, `"cuda:0"`), weights put on a GPU as they load, which devfix does not rewrite;
+    `attn_implementation="flash_attention_2"`, CUDA kernels (llm.c's `export_hf.py`)."""
     for name in api.QUANTIZED_LOADS:
         given = arguments.keyword(args, name)
         if given is not None and isinstance(given[0].value, cst.Name) and given[0].value.value == "True":
             return True
-    return False
+    device_map = arguments.keyword(args, "device_map")
+    if device_map is not None and arguments.names_a_gpu(device_map[0].value):
+        return True
+    attention = arguments.keyword(args, "attn_implementation")
+    return attention is not None and string_of(attention[0].value) == "flash_attention_2"
 
 
 def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:
