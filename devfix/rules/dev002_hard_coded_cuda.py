@@ -299,7 +299,7 @@ def _a_loaded_storage(tree: Tree, receiver: cst.BaseExpression) -> bool:
     if not isinstance(receiver, cst.Name):
         return False
     function = tree.enclosing(receiver, (cst.Lambda, cst.FunctionDef))
-    if function is None:
+    if not isinstance(function, (cst.Lambda, cst.FunctionDef)):
         return False
     params = function.params
     if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
