@@ -18,7 +18,9 @@ from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, 
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
+from devfix.analysis.torch_api import GPU_INDEX_NAME
 from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, is_main_check, reads_unbound_name
+from devfix.analysis.values import Kind
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -362,7 +364,25 @@ def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
     callee = program.values.get(id(func))
     if callee is not None and callee.qual == "torch.cuda.set_device":
         return bool(call.args) and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer)
-    return _cuda_move(program, call) and chosen_gpu(cuda_index(call))
+    return (_cuda_move(program, call) and chosen_gpu(cuda_index(call))) or _moved_to_a_rank(program, call)
+
+
+def _moved_to_a_rank(program: Program, call: cst.Call) -> bool:
+    """`model.to(args.local_rank)`, `x.to(rank)`: a process's GPU by its index (muzic's
+    getmusic `Solver`), which no CPU-only machine has and DEV002 keeps."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args):
+        return False
+    target = call.args[0]
+    if target.keyword is not None:
+        return False
+    name = dotted_name(target.value)
+    value = program.values.get(id(target.value))
+    return (
+        name is not None
+        and GPU_INDEX_NAME.match(name.rsplit(".", 1)[-1]) is not None
+        and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
+    )
 
 
 def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program: Program) -> bool:

@@ -171,6 +171,8 @@ CUDA_FLAG_NAME = re.compile(
 
 # Names a program gives its device (`device`, `self._device`, `args.train_device`).
 DEVICE_NAME = re.compile(r"^(device|dev|DEVICE|DEV|[A-Za-z_]*_device|device_[A-Za-z_]*)$")
+# Names of a process's GPU index (`args.local_rank`, `rank`, `gpu_id`): `.to(local_rank)` is a GPU.
+GPU_INDEX_NAME = re.compile(r"^(?:local_rank|rank|gpu|gpu_id|gpu_idx|gpu_index|device_id|cuda_id)$")
 PLAIN_DEVICE_NAMES = frozenset({"device", "dev", "DEVICE", "DEV"})  # not one for a purpose (`data_device`)
 
 # Names of flags that say "do not use the GPU" (`--no-cuda`, `--unuse_cuda`, `cfg.cpu_only`):
