@@ -184,14 +184,19 @@ def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cs
         if written is not None and written != value.truth:
             frame.env[key] = replace(value, flag=flag, cpu=written)  # the switch the CPU-only machine ends with
         return
+    if value is not None and value.kind is Kind.HOST and value.text is not None:
+        value = flagged(value, flag)  # `device = "cuda"` (an option's default), then `"cpu"` without a GPU
+        if value.kind is Kind.DEVICE:
+            frame.env[key] = value
+        return
     if value is None or value.kind is not Kind.DEVICE:
         return
-    flagged = replace(value, flag=flag)
-    frame.env[key] = flagged
+    chosen = replace(value, flag=flag)
+    frame.env[key] = chosen
     values = frame.program.values
     for node_id, known in list(values.items()):
         if known is value:
-            values[node_id] = flagged  # the assignment's own expression: its CUDA type was chosen too
+            values[node_id] = chosen  # the assignment's own expression: its CUDA type was chosen too
     writes = frame.klass.writes.get(key[5:]) if key.startswith("self.") and frame.klass is not None else None
     if writes and writes[-1][1] is value:
-        writes[-1] = (writes[-1][0], flagged)
+        writes[-1] = (writes[-1][0], chosen)

@@ -362,8 +362,13 @@ class Frame:
             self._guarded_block(node.body, flag)
             return
         if truth is False:
-            if flag in ("available", "choice"):
-                conditions.overridden_without_gpu(self, node.body, flag)
+            tested = self.program.values.get(id(node.test))
+            if flag in ("available", "choice") or (tested is not None and tested.cpu is True):
+                # skipped on a GPU machine, taken on a CPU-only one: `if not torch.cuda.is_available()
+                # and cfg.cuda: device = 'cpu'` (torchxrayvision) decides per machine
+                conditions.overridden_without_gpu(
+                    self, node.body, flag if flag in ("available", "choice") else "available"
+                )
             if node.orelse is not None:
                 self._orelse(node.orelse)
             return
