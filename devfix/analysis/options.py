@@ -13,7 +13,7 @@ import libcst as cst
 
 from devfix.analysis import operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.values import HOST, Kind, Place, Value, condition
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Value, condition
 
 POSITIVE_WORDS = ("cuda", "gpu", "ngpu", "accel")
 
@@ -91,12 +91,27 @@ def _always_true(call: cst.Call) -> bool:
     return typed_bool and bool(operations.string_of(default))
 
 
+def _none_unless_given(call: cst.Call) -> bool:
+    """The option has no default, is not required and stores what is given: None without it."""
+    given = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    required = given.get("required")
+    return (
+        "default" not in given
+        and "action" not in given
+        and not (isinstance(required, cst.Name) and required.value == "True")
+    )
+
+
 def _option_value(dest: str, call: cst.Call) -> Value:
     """What an argparse option holds when the program runs on a GPU machine as intended."""
     lowered = dest.lower()
     negative = api.is_negative_flag(dest)
     positive = any(word in lowered for word in POSITIVE_WORDS)
     if ("device" in lowered and not positive) or _chooses_a_device(call):
+        if _none_unless_given(call):
+            # `parser.add_argument("--device")`: None where the command line leaves it out, and
+            # `model.to(None)` moves nothing (CLIP-Driven-Universal-Model's test.py)
+            return UNKNOWN
         # whatever its default, the user's device; `type=int`: a GPU index (GraphMAE's `--device 0`)
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice", index=_integer_option(call))
     if _always_true(call):
