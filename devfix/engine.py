@@ -217,7 +217,7 @@ def process_programs(
     # again while that makes more of them so (a model built only by such a class's
     # `__init__`), a few rounds at most.
     mentions: dict[int, users.Mentions | None] = {}  # each file's mentions, read once (users.py)
-    grown = gpu_only_users(reads, results, mentions)
+    grown = gpu_only_users(reads, results, mentions, project)
     for path, names in used_only_by_broken_files(reads, results, project).items():
         grown[path] = grown.get(path, frozenset()) | names
     again: set[int] = set()  # files analysed again for their uses only
@@ -240,7 +240,7 @@ def process_programs(
                     index, reads, configs, fix, project, incoming, kept, uses_only=True, analyses=analyses
                 )
                 again.add(index)
-        grown = gpu_only_users(reads, results, mentions)
+        grown = gpu_only_users(reads, results, mentions, project)
     # The last analysis of each file the rounds analysed again, with what they settled on: only
     # its own GPU-only names, which changed in its last round only, and the run's summaries and
     # callers' facts, fixed since the first round, are read.

@@ -23,10 +23,13 @@ def gpu_only_users(
     reads: Sequence[FileResult],
     results: Sequence[FileResult],
     mentions: dict[int, users.Mentions | None],
+    project: ProjectFacts | None = None,
 ) -> dict[str, frozenset[str]]:
     """users.gpu_only_users, less the names some file mentions in another way (handed to other
-    code, subclassed): who builds them there is not known. `mentions` keeps each file's
-    users.mentioned_elsewhere for the next round."""
+    code, subclassed): who builds them there is not known, unless that file cannot even be
+    imported without a GPU (llm-awq's `demo.py`, which imports the AWQ kernels, then hands
+    `stream_generator = StreamGenerator` on: only GPU code runs it). `mentions` keeps each
+    file's users.mentioned_elsewhere for the next round."""
     uses = [use for result in results for use in result.uses]
     owners = _method_owners(reads, {name for path, name, runs in uses if path == users.BY_NAME and not runs})
     resolved = [
@@ -43,6 +46,8 @@ def gpu_only_users(
     mentioned: set[str] = set()
     subclasses: dict[str, set[str]] = {}  # a base class, written by its name: its subclasses
     for index, read in enumerate(reads):
+        if project is not None and project.needs_gpu_to_import(read.path, read.old):
+            continue
         if read.error is None and _mentions_other_than_calls(read.old, names):
             try:
                 if index not in mentions:

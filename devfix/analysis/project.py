@@ -292,10 +292,7 @@ class ProjectFacts:
             self.unreferenced.get(path, frozenset()),
             self.missing[path],
             self.gpu_only.get(path, frozenset()),
-            imports_any(data, self.cuda_extensions)
-            or imports_gpu_package(data)
-            or path in self.builds_cuda_on_import
-            or self._imports_gpu_on_import(path, data),
+            self.needs_gpu_to_import(path, data),
             self.passed.get(path, {}),
             self.elsewhere(path),
             self.cuda_extensions,
@@ -305,6 +302,16 @@ class ProjectFacts:
             self.own_cuda_objects or defines_own_cuda_object(data),
             bool(self.savers - {path}),
             self.scripts_modules or b"jit.script(" in data,
+        )
+
+    def needs_gpu_to_import(self, path: str, data: bytes) -> bool:
+        """Importing the file needs a GPU: it imports a CUDA extension or a GPU-only package, or
+        a file of the run that needs one at import."""
+        return (
+            imports_any(data, self.cuda_extensions)
+            or imports_gpu_package(data)
+            or path in self.builds_cuda_on_import
+            or self._imports_gpu_on_import(path, data)
         )
 
     def _imports_gpu_on_import(self, path: str, data: bytes) -> bool:
