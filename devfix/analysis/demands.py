@@ -25,7 +25,10 @@ import libcst as cst
 
 from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
-from devfix.analysis.tree import kept_parameters
+from devfix.analysis.scopes import dotted_name
+from devfix.analysis.torch_api import GPU_INDEX_NAME
+from devfix.analysis.tree import chosen_gpu, cuda_index, kept_parameters
+from devfix.analysis.values import Kind, Value
 
 
 def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
@@ -219,3 +222,41 @@ def asks_for_gpu(
         for index, (arg, _) in enumerate(args)
     }
     return any((name not in passed and on) or passed.get(name, False) for name, on in cuda_switches)
+
+
+# -- GPUs chosen by index ------------------------------------------------------------------------
+def cuda_move(values: dict[int, Value], call: cst.Call) -> bool:
+    """`x.cuda()` on a value, not a call of `torch.cuda` itself."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+        return False
+    receiver = values.get(id(func.value))
+    return receiver is None or receiver.qual is None
+
+
+def chosen_cuda_index(values: dict[int, Value], call: cst.Call) -> bool:
+    """`x.cuda(args.gpu)`, `x.cuda(device=rank)`, `torch.cuda.set_device(local_rank)`: a device index
+    chosen by the program, one GPU per process; `x.cuda(1)`, the second GPU (DEV002 keeps both)."""
+    func = call.func
+    callee = values.get(id(func))
+    if callee is not None and callee.qual == "torch.cuda.set_device":
+        return bool(call.args) and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer)
+    return (cuda_move(values, call) and chosen_gpu(cuda_index(call))) or _moved_to_a_rank(values, call)
+
+
+def _moved_to_a_rank(values: dict[int, Value], call: cst.Call) -> bool:
+    """`model.to(args.local_rank)`, `x.to(rank)`: a process's GPU by its index (muzic's
+    getmusic `Solver`), which no CPU-only machine has and DEV002 keeps."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args):
+        return False
+    target = call.args[0]
+    if target.keyword is not None:
+        return False
+    name = dotted_name(target.value)
+    value = values.get(id(target.value))
+    return (
+        name is not None
+        and GPU_INDEX_NAME.match(name.rsplit(".", 1)[-1]) is not None
+        and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
+    )

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.demands import chosen_cuda_index, cuda_move
 from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, line_of, returns
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.torch_api import GPU_INDEX_NAME
-from devfix.analysis.tree import Tree, chosen_gpu, cuda_index, is_main_check, reads_unbound_name
-from devfix.analysis.values import Kind
+from devfix.analysis.tree import Tree, is_main_check, reads_unbound_name
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -155,7 +154,9 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
         seen: set[int] = set()
         distributed = is_distributed(tree, program)
         chosen = (
-            c for c in tree.data.calls if _chosen_cuda_index(program, c) or (distributed and _cuda_move(program, c))
+            c
+            for c in tree.data.calls
+            if chosen_cuda_index(program.values, c) or (distributed and cuda_move(program.values, c))
         )
         for call in [*program.gpu_only_calls, *chosen]:
             owner = scope_owner(tree, call)
@@ -346,43 +347,6 @@ def is_distributed(tree: Tree, program: Program) -> bool:
         if callee is not None and (callee.qual or "").endswith("init_process_group"):
             return True
     return False
-
-
-def _cuda_move(program: Program, call: cst.Call) -> bool:
-    """`x.cuda()` on a value, not a call of `torch.cuda` itself."""
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
-        return False
-    receiver = program.values.get(id(func.value))
-    return receiver is None or receiver.qual is None
-
-
-def _chosen_cuda_index(program: Program, call: cst.Call) -> bool:
-    """`x.cuda(args.gpu)`, `x.cuda(device=rank)`, `torch.cuda.set_device(local_rank)`: a device index
-    chosen by the program, one GPU per process; `x.cuda(1)`, the second GPU (DEV002 keeps both)."""
-    func = call.func
-    callee = program.values.get(id(func))
-    if callee is not None and callee.qual == "torch.cuda.set_device":
-        return bool(call.args) and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer)
-    return (_cuda_move(program, call) and chosen_gpu(cuda_index(call))) or _moved_to_a_rank(program, call)
-
-
-def _moved_to_a_rank(program: Program, call: cst.Call) -> bool:
-    """`model.to(args.local_rank)`, `x.to(rank)`: a process's GPU by its index (muzic's
-    getmusic `Solver`), which no CPU-only machine has and DEV002 keeps."""
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args):
-        return False
-    target = call.args[0]
-    if target.keyword is not None:
-        return False
-    name = dotted_name(target.value)
-    value = program.values.get(id(target.value))
-    return (
-        name is not None
-        and GPU_INDEX_NAME.match(name.rsplit(".", 1)[-1]) is not None
-        and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
-    )
 
 
 def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program: Program) -> bool:
