@@ -11,7 +11,7 @@ from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
 from devfix.analysis.reach import gpu_only_call_ids, runs_without_gpu, stops_before
 from devfix.analysis.scopes import Binding, dotted_name
-from devfix.analysis.torch_api import gpu_number
+from devfix.analysis.torch_api import DEVICE_NAME, gpu_number
 from devfix.analysis.tree import Tree
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Edit, InsertAfter, InsertBefore, Replace
@@ -39,7 +39,8 @@ and never where the function itself decides the model's device).
 
 A declaration hard-coded to CUDA (`device = torch.device("cuda")`) crashes without a GPU and
 becomes the conditional form (an explicit index is kept) — when the program places things
-with it. A device pinned on purpose (`torch.device("cpu")`, a `--device` option, a default
+with it; so does a class's `self.device = torch.device("cuda")` when its methods move things
+there or call `.cuda()`. A device pinned on purpose (`torch.device("cpu")`, a `--device` option, a default
 that a configurator `exec(...)` overrides) is left alone, and so is a CUDA device that is
 only compared or used as a key. With `device-style = "accelerator"` new declarations use
 `torch.accelerator`, which also covers Apple and Intel GPUs.
@@ -84,6 +85,10 @@ model = nn.Linear(4, 2).to(device)
                     finding = self._hard_coded(ctx, binding)
                     if finding is not None:
                         yield finding
+        for assign in facts.data.assigns:
+            finding = self._hard_coded_attribute(ctx, assign)
+            if finding is not None:
+                yield finding
 
     # -- declarations the fixes of other rules need (built by the engine) ------------------------
     def declare(self, ctx: RuleContext, request: DeclarationRequest, users: list[str]) -> Finding:
@@ -127,17 +132,23 @@ model = nn.Linear(4, 2).to(device)
             # GPUs or forks workers that use them (a forked child then cannot use CUDA)
             return self.finding(
                 binding.node,
-                self._message(binding, cuda),
+                self._message(binding.name, cuda),
                 hint="choose the device where the program starts, after it picks its GPUs or forks its workers",
             )
+        return self._falls_back(ctx, binding.node, binding.name, cuda)
+
+    def _falls_back(self, ctx: RuleContext, node: cst.CSTNode, name: str, cuda: cst.SimpleString) -> Finding:
+        """`"cuda"` becomes `"cuda" if torch.cuda.is_available() else "cpu"` (with `import
+        torch` where only a submodule is imported)."""
+        facts = ctx.facts
         torch = facts.devices.torch_name()
         edits: list[Edit] = []
         if facts.devices.torch_alias() is None:
             anchor = facts.tree.leading_imports_end()
             if anchor is None or "torch" in facts.data.module_scope.bindings:
                 return self.finding(
-                    binding.node,
-                    self._message(binding, cuda),
+                    node,
+                    self._message(name, cuda),
                     hint='use `torch.device("cuda" if torch.cuda.is_available() else "cpu")`',
                 )
             edits.append(InsertAfter(anchor, [ctx.statement("import torch")]))
@@ -145,11 +156,36 @@ model = nn.Linear(4, 2).to(device)
         conditional = cst.IfExp(test=ctx.expression(f"{torch}.cuda.is_available()"), body=cuda, orelse=cpu)
         edits.append(Replace(cuda, conditional))
         imported = " (and `import torch` is added)" if len(edits) > 1 else ""
-        return self.finding(binding.node, f"{self._message(binding, cuda)}; falls back to 'cpu'{imported}", edits)
+        return self.finding(node, f"{self._message(name, cuda)}; falls back to 'cpu'{imported}", edits)
+
+    def _hard_coded_attribute(self, ctx: RuleContext, assign: cst.Assign) -> Finding | None:
+        """`self.device = torch.device("cuda")` in a method (textlesslib's `GslmPipeline`), which
+        the class's own moves (`.to(self.device)`) or its `.cuda()` calls, once fixed, use: the
+        conditional form, as for a variable."""
+        facts = ctx.facts
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        method = facts.tree.enclosing(assign, cst.FunctionDef)
+        klass = facts.tree.enclosing(method, cst.ClassDef) if method is not None else None
+        if not (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and isinstance(method, cst.FunctionDef)
+            and isinstance(klass, cst.ClassDef)
+            and method.params.params
+            and target.value.value == method.params.params[0].name.value
+            and DEVICE_NAME.match(target.attr.value)
+        ):
+            return None
+        cuda = self._cuda_string(ctx, assign.value)
+        if cuda is None or facts.in_torchscript(assign) or not runs_without_gpu(facts.tree, facts.program, assign):
+            return None
+        if not _placed_by_the_class(facts.tree, klass, target.attr.value):
+            return None
+        return self._falls_back(ctx, assign, f"{target.value.value}.{target.attr.value}", cuda)
 
     @staticmethod
-    def _message(binding: Binding, cuda: cst.SimpleString) -> str:
-        return f"`{binding.name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
+    def _message(name: str, cuda: cst.SimpleString) -> str:
+        return f"`{name}` is hard-coded to {string_value(cuda)!r}, which fails on a machine without CUDA"
 
     def _places(self, ctx: RuleContext, binding: Binding) -> bool:
         """The variable is used to put something on a device (`.to(d)`, `.cuda(d)`, `device=d`)
@@ -216,6 +252,25 @@ model = nn.Linear(4, 2).to(device)
                 if is_cuda_string(value.args[0].value):
                     return value.args[0].value  # type: ignore[return-value]
         return None
+
+
+def _placed_by_the_class(tree: Tree, klass: cst.ClassDef, attribute: str) -> bool:
+    """A method of the class moves something to `self.<attribute>` or calls `.cuda()` (which
+    DEV002 rewrites onto that attribute)."""
+    for call in tree.data.within(tree.data.calls, klass):
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        if func.attr.value == "cuda":
+            return True
+        for arg in call.args:
+            placing = (arg.keyword is None and func.attr.value == "to") or (
+                arg.keyword is not None and arg.keyword.value in PLACING_KEYWORDS
+            )
+            value = arg.value
+            if placing and isinstance(value, cst.Attribute) and value.attr.value == attribute:
+                return True
+    return False
 
 
 def _hard_coded_device(value: Value) -> bool:
