@@ -236,11 +236,44 @@ def _cuda_extensions_built(data: bytes) -> set[bytes]:
         names.update(_CUDA_EXTENSION.findall(data))  # torch's CUDAExtension, whatever its sources are called
     if b"create_extension(" in data and (_REFUSES_WITHOUT_CUDA.search(data) or _FFI_WITH_CUDA.search(data)):
         names.update(_FFI_EXTENSION.findall(data))
+    if b"CUDAExtension(" in data and b"def " in data:
+        names.update(_built_by_helpers(data))
     if b"CUDAExtension" in data and _REFUSES_WITHOUT_CUDA.search(data):
         # `extension = CUDAExtension` where there is a GPU, else `raise` (Deformable-DETR's
         # `models/ops/setup.py`): whatever the extension is called through, it is CUDA's
         names.update(_ANY_EXTENSION.findall(data))
     return names
+
+
+_TOP_DEF = re.compile(rb"^def[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+_UNINDENTED = re.compile(rb"^[^\s#]", re.MULTILINE)
+_STRING_ARG = re.compile(rb"\s*(?:(\w+)\s*=\s*)?['\"]([\w.]+)['\"]\s*,")
+
+
+def _built_by_helpers(data: bytes) -> set[bytes]:
+    """`make_cuda_ext(name='iou3d_nms_cuda', module='pcdet.ops.iou3d_nms', sources=[...])`, a
+    setup script's own helper that returns `CUDAExtension(name='%s.%s' % (module, name), ...)`
+    (OpenPCDet, AlphaPose, mmdetection 1.x): the dotted names of the modules it builds."""
+    found: set[bytes] = set()
+    defs = list(_TOP_DEF.finditer(data))
+    for index, match in enumerate(defs):
+        end = defs[index + 1].start() if index + 1 < len(defs) else len(data)
+        body = data[match.end() : end]
+        outside = _UNINDENTED.search(body, body.find(b"\n") + 1)  # the function ends at the next top-level line
+        if b"CUDAExtension(" not in body[: outside.start() if outside else len(body)]:
+            continue
+        params = [p.split(b"=")[0].strip() for p in match.group(2).split(b",")]
+        calls = [m.end() for m in re.finditer(rb"(?<![\w.])" + re.escape(match.group(1)) + rb"\(", data)]
+        for start in calls:
+            given: dict[bytes, bytes] = {}
+            position, at = 0, start
+            while (arg := _STRING_ARG.match(data, at)) is not None:
+                key = arg.group(1) or (params[position] if position < len(params) else b"")
+                given[key] = arg.group(2)
+                position, at = position + 1, arg.end()
+            if b"name" in given:
+                found.add(given[b"module"] + b"." + given[b"name"] if b"module" in given else given[b"name"])
+    return found
 
 
 def _imports_compiled(path: str, top: bytes, compiled: frozenset[str]) -> bool:
