@@ -329,7 +329,12 @@ def visible_from(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[st
         # the scripts may put `src/solver/` itself on the path, so its solver.py may be meant
         stems = {_stem(found) for found in resolved if not found.endswith("__init__.py")}
         # `from loss.util import enet_weighing` names the package `loss`, not a module loss.py
-        stems.update(part for found in resolved for part in found.replace(os.sep, "/").split("/")[:-1])
+        stems.update(
+            part
+            for found in resolved
+            if not found.endswith("__init__.py")
+            for part in found.replace(os.sep, "/").split("/")[:-1]
+        )
         for match in IMPORT.finditer(data):
             for word in WORD.findall(b" ".join(group for group in match.groups() if group)):
                 name = word.decode("ascii", "replace")
