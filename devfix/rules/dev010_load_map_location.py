@@ -647,8 +647,27 @@ def _restores_a_scheduler(facts: FileFacts, call: cst.Call) -> bool:
         scope = scope.visible_parent()
     bindings = scope.bindings[name] if scope is not None else []
     built = [binding.value for binding in bindings]
-    return bool(built) and all(
-        isinstance(value, cst.Call) and api.is_lr_scheduler(_qual(facts, value.func)) for value in built
+    return bool(built) and all(isinstance(value, cst.Call) and _builds_a_scheduler(facts, value) for value in built)
+
+
+def _builds_a_scheduler(facts: FileFacts, call: cst.Call) -> bool:
+    """A learning-rate scheduler's constructor, or a function of this file that returns one
+    (electra's own copy of `get_linear_schedule_with_warmup`, returning `LambdaLR(...)`)."""
+    if api.is_lr_scheduler(_qual(facts, call.func)):
+        return True
+    callee = facts.value(call.func)
+    function = callee.ref if callee is not None else None
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    returned = [
+        node.value
+        for node in facts.tree.data.within(facts.tree.data.returns, function)
+        if isinstance(node, cst.Return)
+        and node.value is not None
+        and facts.tree.enclosing(node, cst.FunctionDef) is function  # not a nested `lr_lambda`'s
+    ]
+    return bool(returned) and all(
+        isinstance(value, cst.Call) and api.is_lr_scheduler(_qual(facts, value.func)) for value in returned
     )
 
 
