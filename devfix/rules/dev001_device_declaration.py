@@ -9,6 +9,7 @@ import libcst as cst
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
+from devfix.analysis.program import Program
 from devfix.analysis.reach import gpu_only_call_ids, runs_without_gpu, stops_before
 from devfix.analysis.scopes import Binding, dotted_name
 from devfix.analysis.torch_api import DEVICE_NAME, gpu_number
@@ -214,6 +215,7 @@ model = nn.Linear(4, 2).to(device)
                     seen = tree.scope_of(call).lookup(binding.name) or ()
                     if (
                         any(b is binding for b in seen)
+                        and not _rebound_before(tree, program, binding, call)
                         and not (skipped and _in_a_definition(tree, call))
                         and id(call) not in asking
                         and not stops_before(tree, program, call)
@@ -252,6 +254,29 @@ model = nn.Linear(4, 2).to(device)
                 if is_cuda_string(value.args[0].value):
                     return value.args[0].value  # type: ignore[return-value]
         return None
+
+
+def _rebound_before(tree: Tree, program: Program, binding: Binding, use: cst.CSTNode) -> bool:
+    """The name is bound again in the same block, to a device that is not hard-coded, before
+    `use` reads it, or, for a use in a nested function (run later), anywhere after it:
+    3DInfomax's `device = 'cuda'`, replaced on the next line by `torch.device("cuda:0" if
+    torch.cuda.is_available() and device == 'cuda' else "cpu")`, places nothing itself
+    (`device = torch.device(device)` still carries the CUDA it was given)."""
+    statement = tree.statement_of(binding.node)
+    block = tree.parent(statement) if statement is not None else None
+    same_scope = tree.function_scope_of(use) is tree.function_scope_of(binding.node)
+    for other in tree.function_scope_of(binding.node).bindings.get(binding.name, ()):
+        if other is binding or other.order <= binding.order or other.kind != "assign":
+            continue
+        other_statement = tree.statement_of(other.node)
+        if other_statement is None or tree.parent(other_statement) is not block:
+            continue
+        value = program.bound.get((id(other.node), other.name))
+        if value is None or _hard_coded_device(value):
+            continue
+        if not same_scope or other.order < tree.order(use):
+            return True
+    return False
 
 
 def _placed_by_the_class(tree: Tree, klass: cst.ClassDef, attribute: str) -> bool:
