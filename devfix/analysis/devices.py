@@ -240,9 +240,8 @@ class Devices:
             if bindings:
                 if scope is here or (scope.kind == "module" and here.kind == "module"):
                     before = [b for b in bindings if b.kind == "param" or b.order < position]
-                    if not before:
-                        return None
-                    return max(before, key=lambda b: b.order)
+                    before = [b for b in before if b.kind == "param" or tree.binds_on_the_way(b.node, node, name)]
+                    return max(before, key=lambda b: b.order) if before else None
                 if scope.kind == "module" and not self._module_level(bindings):
                     return None  # bound under `if __name__ == "__main__":` only: absent on import
                 return bindings[-1]

@@ -241,6 +241,22 @@ class Tree:
     def order(self, node: cst.CSTNode) -> int:
         return self.data.order.get(id(node), -1)
 
+    def binds_on_the_way(self, binder: cst.CSTNode, node: cst.CSTNode, name: str) -> bool:
+        """A binding of `name` made at `binder` is in place when `node` runs: it is not in one
+        branch of an `if` that does not hold `node` while the other branch leaves the name
+        alone (off-belief-learning's `if args.model: device = "cuda"`, then a load under `if
+        args.belief_model:`)."""
+        child = binder
+        for ancestor in self.ancestors(binder):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+                return True
+            if isinstance(ancestor, cst.If) and child is not ancestor.test and not self.is_inside(node, ancestor):
+                other = ancestor.orelse if child is ancestor.body else ancestor.body
+                if other is None or name not in {n.value for n in _bound_names(other)}:
+                    return False
+            child = ancestor
+        return True
+
     def is_inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         """By preorder range where the ancestor's range is known (scope owners), else by walking."""
         end = self.data.end_order.get(id(ancestor))
@@ -404,3 +420,23 @@ def chosen_gpu(index: cst.Arg | None) -> bool:
         return False
     value = index.value
     return not isinstance(value, cst.Integer) or value.evaluated_value != 0
+
+
+def _bound_names(node: cst.CSTNode) -> list[cst.Name]:
+    """The plain names assigned anywhere under `node` (`x = ...`, `x, y = ...`)."""
+    found: list[cst.Name] = []
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            found.extend(n for n in _names_in(target.target))
+
+    node.visit(_Targets())
+    return found
+
+
+def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names_in(element.value)]
+    return []
