@@ -156,7 +156,8 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
         chosen = (
             c
             for c in tree.data.calls
-            if chosen_cuda_index(program.values, c) or (distributed and cuda_move(program.values, c))
+            if chosen_cuda_index(program.values, c)
+            or (cuda_move(program.values, c) and (distributed or _in_a_cuda_method(tree, c)))
         )
         for call in [*program.gpu_only_calls, *chosen]:
             owner = scope_owner(tree, call)
@@ -185,6 +186,13 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
                     index.site_lines.setdefault(id(line), []).append(info.node)
         _GPU_CALLS[program] = index
     return index
+
+
+def _in_a_cuda_method(tree: Tree, call: cst.Call) -> bool:
+    """`self.model.cuda()` inside a class's own `cuda()` method (CenterNet's `NetworkFactory`):
+    DEV002 leaves it, as CUDA is that method's contract, so calling the method asks for a GPU."""
+    function = tree.enclosing(call, cst.FunctionDef)
+    return isinstance(function, cst.FunctionDef) and function.name.value == "cuda"
 
 
 def _statements(function: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
