@@ -89,11 +89,25 @@ def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
         if data.kind is Kind.TENSOR:
             return replace(data, member=False)
         if (
-            data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp))
-        ) or _number_parameter(frame, positional[0][0].value, data):
+            (data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp)))
+            or _number_parameter(frame, positional[0][0].value, data)
+            or _a_power(positional[0][0].value, data)
+        ):
             return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node)}), scalar=True)
     loop = frame.loops[-1] if frame.loops else None
     return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node, loop=loop)}), grad=grad)
+
+
+def _a_power(node: cst.BaseExpression, value: Value) -> bool:
+    """`torch.tensor(self.config.n_embd**0.5, dtype=x.dtype)` (litgpt's embedding scale): a
+    power by a number literal is a number (a list or a tuple has no `**`), so the tensor is
+    0-dim, which PyTorch lets meet tensors on any device."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Power)
+        and isinstance(node.right, (cst.Integer, cst.Float))
+        and value.kind is not Kind.TENSOR
+    )
 
 
 def _number_parameter(frame: Frame, node: cst.BaseExpression, value: Value) -> bool:
