@@ -100,11 +100,13 @@ def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
 
 def _a_power(node: cst.BaseExpression, value: Value) -> bool:
     """`torch.tensor(self.config.n_embd**0.5, dtype=x.dtype)` (litgpt's embedding scale): a
-    power by a number literal is a number (a list or a tuple has no `**`), so the tensor is
+    setting read off an object, raised to a number literal, is a number (a list has no `**`;
+    an array is what a name or a call gives, not a configuration's attribute), so the tensor is
     0-dim, which PyTorch lets meet tensors on any device."""
     return (
         isinstance(node, cst.BinaryOperation)
         and isinstance(node.operator, cst.Power)
+        and isinstance(node.left, cst.Attribute)
         and isinstance(node.right, (cst.Integer, cst.Float))
         and value.kind is not Kind.TENSOR
     )
