@@ -180,6 +180,8 @@ model = nn.Linear(4, 2).to(device)
         cuda = self._cuda_string(ctx, assign.value)
         if cuda is None or facts.in_torchscript(assign) or not runs_without_gpu(facts.tree, facts.program, assign):
             return None
+        if _chosen_in_a_branch(facts.tree, assign, method):
+            return None  # `elif torch.cuda.is_available(): self.device = "cuda"` (minGPT's trainer)
         if not _placed_by_the_class(facts.tree, klass, target.attr.value):
             return None
         return self._falls_back(ctx, assign, f"{target.value.value}.{target.attr.value}", cuda)
@@ -275,6 +277,16 @@ def _rebound_before(tree: Tree, program: Program, binding: Binding, use: cst.CST
         if value is None or _hard_coded_device(value):
             continue
         if not same_scope or other.order < tree.order(use):
+            return True
+    return False
+
+
+def _chosen_in_a_branch(tree: Tree, node: cst.CSTNode, method: cst.FunctionDef) -> bool:
+    """`node` is in a branch (`if`, `try`) of `method`: the branch chose the device."""
+    for ancestor in tree.ancestors(node):
+        if ancestor is method:
+            return False
+        if isinstance(ancestor, (cst.If, cst.Try, cst.TryStar, cst.IfExp)):
             return True
     return False
 
