@@ -252,7 +252,8 @@ class Tree:
                 return True
             if isinstance(ancestor, cst.If) and child is not ancestor.test and not self.is_inside(node, ancestor):
                 other = ancestor.orelse if child is ancestor.body else ancestor.body
-                if other is None or name not in {n.value for n in _bound_names(other)}:
+                bindings = self.function_scope_of(binder).bindings.get(name, ())
+                if other is None or not any(self.is_inside(b.node, other) for b in bindings):
                     return False
             child = ancestor
         return True
@@ -420,23 +421,3 @@ def chosen_gpu(index: cst.Arg | None) -> bool:
         return False
     value = index.value
     return not isinstance(value, cst.Integer) or value.evaluated_value != 0
-
-
-def _bound_names(node: cst.CSTNode) -> list[cst.Name]:
-    """The plain names assigned anywhere under `node` (`x = ...`, `x, y = ...`)."""
-    found: list[cst.Name] = []
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            found.extend(n for n in _names_in(target.target))
-
-    node.visit(_Targets())
-    return found
-
-
-def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _names_in(element.value)]
-    return []

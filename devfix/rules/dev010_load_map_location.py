@@ -641,12 +641,7 @@ def _restores_a_scheduler(facts: FileFacts, call: cst.Call) -> bool:
         and isinstance(outer.func.value, cst.Name)
     ):
         return False
-    name = outer.func.value.value
-    scope: Scope | None = tree.function_scope_of(call)
-    while scope is not None and name not in scope.bindings:
-        scope = scope.visible_parent()
-    bindings = scope.bindings[name] if scope is not None else []
-    built = [binding.value for binding in bindings]
+    built = [binding.value for binding in tree.function_scope_of(call).lookup(outer.func.value.value) or ()]
     return bool(built) and all(isinstance(value, cst.Call) and _builds_a_scheduler(facts, value) for value in built)
 
 
