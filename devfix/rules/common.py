@@ -43,18 +43,19 @@ def method_call(receiver: cst.BaseExpression, method: str, args: Sequence[cst.Ar
     return cst.Call(func=cst.Attribute(value=parenthesize(receiver), attr=cst.Name(method)), args=list(args))
 
 
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`name=value`, written without spaces around `=`."""
+    return cst.Arg(
+        value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    )
+
+
 def move_to(receiver: cst.BaseExpression, device: cst.BaseExpression, non_blocking: bool = False) -> cst.Call:
     """`receiver.to(device)` (and `non_blocking=True` when asked)."""
     args = [cst.Arg(device)]
     if non_blocking:
         args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(
-            cst.Arg(
-                cst.Name("True"),
-                keyword=cst.Name("non_blocking"),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-            )
-        )
+        args.append(keyword_arg("non_blocking", cst.Name("True")))
     return method_call(receiver, "to", args)
 
 
@@ -77,9 +78,7 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
 
 def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
     """Append `name=value` to a call, keeping the layout of a multi-line argument list."""
-    new_arg = cst.Arg(
-        value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-    )
+    new_arg = keyword_arg(name, value)
     args = list(call.args)
     if not args:
         return call.with_changes(args=[new_arg])

@@ -15,7 +15,7 @@ from devfix.analysis.tree import Tree, read_names
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace, ReplaceStatement
 from devfix.rules.base import Example, Finding, Rule, RuleContext
-from devfix.rules.common import is_cuda_string, keyword, move_to, parenthesize, replace_arg_value
+from devfix.rules.common import is_cuda_string, keyword, keyword_arg, move_to, parenthesize, replace_arg_value
 
 NO_DEVICE_HINT = "declare a device (`device = torch.device(...)`) and use it instead"
 
@@ -215,16 +215,10 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         new = move_to(receiver, ctx.expression(device))
         if _a_loaded_storage(ctx.facts.tree, receiver):
             # a storage's `.to()` takes the device by keyword only (a positional one is a TypeError)
-            new = new.with_changes(args=[new.args[0].with_changes(keyword=cst.Name("device"), equal=_EQUAL)])
+            new = new.with_changes(args=[keyword_arg("device", new.args[0].value)])
         extra = [non_blocking.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if non_blocking is not None else []
         if copy:
-            extra.append(
-                cst.Arg(
-                    cst.Name("True"),
-                    keyword=cst.Name("copy"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                )
-            )
+            extra.append(keyword_arg("copy", cst.Name("True")))
         if extra:
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             args = [new.args[0], *extra]
@@ -286,9 +280,6 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                     conditional = parenthesize(conditional)
             message = f"`{facts.code(attribute)}` is a CUDA-only tensor type: it fails without a GPU; falls back to `{cpu_type}`"
             yield self.finding(attribute, message, [Replace(attribute, conditional)])
-
-
-_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
 def _a_loaded_storage(tree: Tree, receiver: cst.BaseExpression) -> bool:
