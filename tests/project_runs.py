@@ -11,11 +11,11 @@ from devfix.runner import process_project
 
 
 def project_findings(root: Path, files: dict[str, str]) -> list[str]:
-    """Write `files` into `root` (next to what is there), check every `*.py` of `root`
+    """Write `files` into `root` (next to what is there), check every `*.py` under `root`
     together, and return the findings as `name:line CODE`."""
     for name, text in files.items():
         (root / name).write_text(text)
-    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.glob("*.py"))]
+    reads = [FileResult(str(p), p.read_bytes(), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
     return [
         f"{Path(r.path).name}:{d.line} {d.code}"
         for r in process_project(reads, Config(), fix=False)

@@ -181,3 +181,20 @@ def test_a_function_that_tests_its_callers_gpu_switch_gets_no_device_of_its_own(
         ("training_utils.py", 6, "DEV002", "no-fix"),
         ("training_utils.py", 7, "DEV002", "no-fix"),
     ]
+
+
+ATTACKS = Path(__file__).parent / "fixtures" / "projects" / "ok_attack_examples_keep_the_cuda_default_of_a_base_attack"
+
+
+def test_an_attack_built_for_the_gpu_by_name_needs_a_gpu_too(tmp_path):
+    """`FGSM(model, device="cuda")` turns on the default the constructor hands its base class."""
+    shutil.copytree(ATTACKS, tmp_path / "p")
+    script = (ATTACKS / "test_fgsm.py").read_text().replace("FGSM(model)", 'FGSM(model, device="cuda")')
+    assert project_findings(tmp_path / "p", {"test_fgsm.py": script}) == []
+
+
+def test_an_attack_built_for_the_cpu_leaves_the_scripts_cuda_a_bug(tmp_path):
+    shutil.copytree(ATTACKS, tmp_path / "p")
+    script = (ATTACKS / "test_fgsm.py").read_text().replace("FGSM(model)", 'FGSM(model, device="cpu")')
+    found = project_findings(tmp_path / "p", {"test_fgsm.py": script})
+    assert "test_fgsm.py:12 DEV002" in found and "test_fgsm.py:13 DEV002" in found

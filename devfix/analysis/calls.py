@@ -52,6 +52,8 @@ def call(frame: Frame, node: cst.Call) -> Value:
         # without a GPU the framework refuses to start, so what runs under it is GPU code
         program.gpu_only_calls.append(node)
     if isinstance(func, cst.Attribute):
+        if func.attr.value == "__init__" and _calls_super(func.value) and frame.klass is not None:
+            program.note_parent_init(node, frame.klass)
         receiver = frame.expr(func.value)
         if receiver.qual is not None:
             callee = attribute(frame, func, receiver)
@@ -276,6 +278,11 @@ def _gpu_ids(name: str, values: list[Value]) -> Value | None:
     if name == "len" and values[0].text == GPU_IDS:
         return gpu_count()
     return None
+
+
+def _calls_super(node: cst.BaseExpression) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
 
 
 # -- method calls ------------------------------------------------------------------------------------------

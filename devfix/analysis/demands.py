@@ -36,12 +36,11 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
     body (`if cuda: x = x.cuda()`), or, for a constructor, a GPU device by default that it keeps
     for its methods' moves; each with whether its default turns the GPU on. Leaving one that
     is on at its default, or passing `True`, asks for a GPU."""
-    every = (*function.params.params, *function.params.kwonly_params)
     # only a flag on by default: one off by default that a caller turns on may guard a
     # `.cuda()` that touches nothing (DeepLab's weightless loss), or be no GPU switch at all
     # (torch-light's `if get_pos: position = position.cuda()`, a bug)
     switches = {name: on for name, on in bool_defaults(function).items() if on}
-    devices = {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
+    devices = gpu_defaults(function)
     if not switches and not devices:
         return frozenset()
     found = set()
@@ -67,6 +66,12 @@ def bool_defaults(function: cst.FunctionDef) -> dict[str, bool]:
     }
 
 
+def gpu_defaults(function: cst.FunctionDef) -> set[str]:
+    """The function's parameters with a GPU device as their default (`device="cuda"`)."""
+    every = (*function.params.params, *function.params.kwonly_params)
+    return {p.name.value for p in every if p.default is not None and _gpu_string(p.default)}
+
+
 def _gpu_string(node: cst.BaseExpression) -> bool:
     """`"cuda"`, `"cuda:0"`, or `torch.device("cuda")` written as a default."""
     if (
@@ -84,12 +89,37 @@ def _kept_gpu_devices(data: Collected, init: cst.FunctionDef, klass: cst.ClassDe
     method moves tensors to (`tokens.to(self.device)`, latent diffusion's `FrozenCLIPEmbedder`):
     building the object with the default asks for a GPU as soon as that method runs."""
     kept = {attr: param for attr, param in kept_parameters(init).items() if param in params}
+    found = kept_device_params(data, klass, kept)
+    for call in _cuda_calls(data, klass) if kept else ():
+        # `if self.device == "cuda": image = image.cuda()` (DeepRobust's `BaseAttack`)
+        attr = _compared_to_a_gpu(_guarding_test(data, call, klass))
+        if attr in kept:
+            found.add(kept[attr])
+    return found
+
+
+def kept_device_params(data: Collected, klass: cst.ClassDef, kept: dict[str, str]) -> set[str]:
+    """The constructor parameters, among `kept` (attribute -> parameter), whose attribute a
+    method of the class moves tensors to (`tokens.to(self.device)`, `to_tensor(adj,
+    device=self.device)`): what a caller passes there is where the object puts its data."""
     found = set()
     for call in data.within(data.calls, klass) if kept else ():
         for target in _device_targets(call):
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.attr.value in kept:
                 found.add(kept[target.attr.value])
     return found
+
+
+def _compared_to_a_gpu(test: cst.BaseExpression | None) -> str | None:
+    """The attribute `self.device == "cuda"` tests, if `test` is that comparison."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if not (isinstance(target.operator, cst.Equal) and isinstance(test.left, cst.Attribute)):
+        return None
+    if not (isinstance(test.left.value, cst.Name) and arguments.names_a_gpu(target.comparator)):
+        return None
+    return test.left.attr.value
 
 
 def _moved_to_gpu_defaults(data: Collected, function: cst.FunctionDef, params: set[str]) -> set[str]:
@@ -202,23 +232,29 @@ def asks_for_gpu(
     `rewritten_here` (the calling file is one devfix fixes: it imports torch, and the callee is
     a function), a plain `device="cuda"` is no demand: DEV002 rewrites it with the file's other
     hard-coded CUDA."""
+
+    def rewritten(arg: cst.Arg) -> bool:
+        return (
+            rewritten_here
+            and arg.keyword is not None
+            and arg.keyword.value == "device"
+            and _current_cuda_device(arg.value)
+        )
+
     for index, (arg, _) in enumerate(args):
         if (
             arguments.parameter_name(arg, index, params) in device_params
             and arguments.names_a_gpu(arg.value)
-            and not (
-                rewritten_here
-                and arg.keyword is not None
-                and arg.keyword.value == "device"
-                and _current_cuda_device(arg.value)
-            )
+            and not rewritten(arg)
         ):
             return True
     if not cuda_switches or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything
-    # the parameters the call fills, each with whether it passes `True`
+    # the parameters the call fills, each with whether it turns the switch on: `True`, or a GPU
+    # named as a string (`FGSM(model, device="cuda")`; `cuda=0` is off)
     passed = {
-        arguments.parameter_name(arg, index, params): isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        arguments.parameter_name(arg, index, params): (isinstance(arg.value, cst.Name) and arg.value.value == "True")
+        or (isinstance(arg.value, cst.SimpleString) and arguments.names_a_gpu(arg.value) and not rewritten(arg))
         for index, (arg, _) in enumerate(args)
     }
     return any((name not in passed and on) or passed.get(name, False) for name, on in cuda_switches)

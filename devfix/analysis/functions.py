@@ -17,11 +17,11 @@ import libcst as cst
 from devfix.analysis import arguments, calls
 from devfix.analysis import torch_api as api
 from devfix.analysis.callers import kept_defaults
-from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_params
+from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_params, gpu_defaults, kept_device_params
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
-from devfix.analysis.tree import defaults_to_a_constant
+from devfix.analysis.tree import defaults_to_a_constant, kept_parameters
 from devfix.analysis.values import HOST, UNKNOWN, Kind, Meeting, Origin, Place, Slot, Value, constant, join
 
 if TYPE_CHECKING:
@@ -115,6 +115,9 @@ class FunctionFlow(FlowState):
                     )
                     if moved or (arg.keyword is not None and arg.keyword.value == "device"):
                         found.add(target.value)
+            if info.name == "__init__" and info.klass is not None:
+                # `self.device = device` that a method moves tensors to (DeepRobust's `GCNJaccard`)
+                found |= kept_device_params(self.data, info.klass.node, kept_parameters(info.node))
             self._device_params[key] = frozenset(found)
         return self._device_params[key]
 
@@ -160,7 +163,8 @@ class FunctionFlow(FlowState):
             function = self.data.parent.get(id(function))
         if not isinstance(function, cst.FunctionDef):
             return
-        defaults = bool_defaults(function)
+        # `cuda=cuda` of a `cuda=True` parameter, `device` of a `device="cuda"` one
+        defaults = bool_defaults(function) | dict.fromkeys(gpu_defaults(function), True)
         names = {name for name, _ in switches}
         for index, (arg, _) in enumerate(args):
             name = arguments.parameter_name(arg, index, params)
@@ -177,7 +181,11 @@ class FunctionFlow(FlowState):
         names = [p.name.value for p in params]
         if info.self_name is not None and names and names[0] == info.self_name:
             names = names[1:]
-        self.note_gpu_argument(node, args, names, self.device_params(info), self.cuda_switches(info))
+        # a constructor's `device="cuda"` stays as written (DEV002 rewrites a function's alone)
+        constructor = info.name == "__init__" and info.klass is not None
+        self.note_gpu_argument(
+            node, args, names, self.device_params(info), self.cuda_switches(info), method=constructor
+        )
         star = any(arg.star for arg, _ in args)
         if info.world == "program" and not star:
             for index, (arg, value) in enumerate(args):
