@@ -18,6 +18,7 @@ from devfix.analysis import arguments, operations, torch_calls
 from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
+from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import (
     GPU_COUNT,
     GPU_IDS,
@@ -85,6 +86,8 @@ def call(frame: Frame, node: cst.Call) -> Value:
         else:
             program.values[id(func)] = UNKNOWN
         return method(frame, node, receiver, func.attr.value, args)
+    if isinstance(func, cst.Subscript) and _triton_kernel(frame, func.value):
+        program.gpu_only_calls.append(node)  # `kernel[grid](x, out, n)`: Triton runs it on a GPU only
     callee = frame.expr(func)
     args = arguments.evaluated(frame, node)
     if callee.qual is not None or callee.kind is Kind.DEVICE:
@@ -278,6 +281,25 @@ def _gpu_ids(name: str, values: list[Value]) -> Value | None:
     if name == "len" and values[0].text == GPU_IDS:
         return gpu_count()
     return None
+
+
+def _triton_kernel(frame: Frame, node: cst.BaseExpression) -> bool:
+    """`node` names a function of the file decorated with `@triton.jit` (or Triton's
+    `autotune`/`heuristics` over it): a kernel, launched as `kernel[grid](...)` on a GPU."""
+    if not isinstance(node, cst.Name):
+        return False
+    for binding in frame.scope.lookup(node.value) or ():
+        if binding.kind == "def" and isinstance(binding.node, cst.FunctionDef):
+            for decorator in binding.node.decorators:
+                expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                name = dotted_name(expr)
+                if name is not None and "." in name:
+                    root, rest = name.split(".", 1)
+                    if any(
+                        f"{q}.{rest}" in api.TRITON_DECORATORS for q in frame.program.imported_as(root, frame.scope)
+                    ):
+                        return True
+    return False
 
 
 def _calls_super(node: cst.BaseExpression) -> bool:

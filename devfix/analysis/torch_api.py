@@ -198,6 +198,8 @@ GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt",
                                "causal_conv1d", "selective_scan_cuda", "flash_attn", "cudf", "dask_cudf", "cuml",
                                "cugraph", "diff_gaussian_rasterization", "diff_surfel_rasterization", "simple_knn",
                                "tinycudann", "gsplat", "pointnet2_ops", "knn_cuda"})
+# Triton's kernel decorators: a function under one is a kernel, launched on a CUDA device alone.
+TRITON_DECORATORS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics"})
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
 # apex (`amp.initialize` refuses CPU parameters; its fused optimizers and layers are CUDA kernels),
 # DeepSpeed (`deepspeed.initialize` sets up its engine on the GPU of the process's local rank).
