@@ -60,6 +60,7 @@ def call(frame: Frame, node: cst.Call) -> Value:
             callee = attribute(frame, func, receiver)
             program.values[id(func)] = callee
             if callee.ref is not None:  # `utils.train(...)`: a project file's function or class
+                _note_vendored_gpu_package(program, node, [callee.qual or receiver.qual])
                 return program.call_local(frame, node, callee, arguments.evaluated(frame, node))
             return _qualified(frame, node, callee, arguments.evaluated(frame, node))
         args = arguments.evaluated(frame, node)
@@ -93,6 +94,8 @@ def call(frame: Frame, node: cst.Call) -> Value:
     if callee.qual is not None or callee.kind is Kind.DEVICE:
         return _qualified(frame, node, callee, args)
     if callee.ref is not None:
+        quals = program.imported_as(func.value, frame.scope) if isinstance(func, cst.Name) else []
+        _note_vendored_gpu_package(program, node, quals)
         return program.call_local(frame, node, callee, args)
     if callee.kind in (Kind.OTHER, Kind.DATASET) and callee.cls is not None and program.defines(callee, "__call__"):
         return program.call_method(frame, node, callee, "__call__", args)  # `predictor(image)`
@@ -281,6 +284,14 @@ def _gpu_ids(name: str, values: list[Value]) -> Value | None:
     if name == "len" and values[0].text == GPU_IDS:
         return gpu_count()
     return None
+
+
+def _note_vendored_gpu_package(program: FlowState, node: cst.Call, quals: list[str | None]) -> None:
+    """A call into a project's own copy of a GPU-only package (TorchSemiSeg's `furnace/apex`,
+    imported as `apex`; `quals`: what the callee is imported as): the copy is that package
+    still, and GPU code by design."""
+    if any(qual is not None and qual.split(".")[0] in api.GPU_ONLY_CALLS for qual in quals):
+        program.gpu_only_calls.append(node)
 
 
 def _triton_kernel(frame: Frame, node: cst.BaseExpression) -> bool:

@@ -24,6 +24,7 @@ name): it only ever stops a declaration, never adds an edit.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -36,6 +37,7 @@ from devfix.analysis.imports import (
 )
 from devfix.analysis.linking import Export, Linker, ModuleSummary
 from devfix.analysis.text import has_notebook, indented_defs, top_level_names
+from devfix.analysis.torch_api import GPU_ONLY_CALLS
 from devfix.analysis.unused import script_functions, script_paths, unused_class_methods, unused_functions
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
@@ -212,6 +214,7 @@ class ProjectFacts:
     # their imports load (`forked_after`)
     fork_files: frozenset[str] = frozenset()
     runs_before_a_fork: frozenset[str] = frozenset()
+    gpu_package_copies: frozenset[str] = frozenset()  # folders holding a copy of a GPU-only package's project
 
     def queries_cuda_too_early_at_import(self, path: str) -> bool:
         """A device declared at the top of `path` would ask CUDA whether it is there when the
@@ -272,6 +275,7 @@ class ProjectFacts:
             savers=named.savers,
             fork_files=frozenset(forks),
             runs_before_a_fork=forked_after(files, index, forks),
+            gpu_package_copies=_gpu_package_copies([path for path, _ in files]),
         )
 
     def elsewhere(self, path: str) -> frozenset[str]:
@@ -306,10 +310,12 @@ class ProjectFacts:
 
     def needs_gpu_to_import(self, path: str, data: bytes) -> bool:
         """Importing the file needs a GPU: it imports a CUDA extension or a GPU-only package, or
-        a file of the run that needs one at import."""
+        a file of the run that needs one at import, or it belongs to a copy of a GPU-only
+        package's project (its tests and examples)."""
         return (
             imports_any(data, self.cuda_extensions)
             or imports_gpu_package(data)
+            or any(path.startswith(folder + "/") for folder in self.gpu_package_copies)
             or path in self.builds_cuda_on_import
             or self._imports_gpu_on_import(path, data)
         )
@@ -491,3 +497,18 @@ def functions_choosing_gpus(data: bytes) -> set[str]:
         elif GPU_CHOICE_TEXT in line:
             found.update(name for _, name in open_defs)
     return found
+
+
+def _gpu_package_copies(paths: list[str]) -> frozenset[str]:
+    """The folders of the run that hold a GPU-only package's own project, copied in: a setup
+    script beside the package (TorchSemiSeg's `furnace/apex/setup.py` and `furnace/apex/apex/`).
+    Its tests and examples are that package's, GPU code by design."""
+    present = set(paths)
+    found = set()
+    for path in paths:
+        folder, name = posixpath.split(path)
+        if name == "setup.py" and any(
+            posixpath.join(folder, package, "__init__.py") in present for package in GPU_ONLY_CALLS
+        ):
+            found.add(folder)
+    return frozenset(found)
