@@ -493,7 +493,9 @@ def _function_runs(
         result = False
     else:
         info = program.functions.get(key)
-        sites = program.call_sites.get(key, []) or (program.unreached_calls(info) if info is not None else [])
+        # a call of the function inside itself (`to_cuda(item)` over a list) runs only if another does
+        own = [site for site in program.call_sites.get(key, []) if not tree.is_inside(site, function)]
+        sites = own or (program.unreached_calls(info) if info is not None else [])
         if sites:
             result = any(
                 runs_without_gpu(tree, program, site, memo, caught=caught)
