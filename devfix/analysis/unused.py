@@ -79,10 +79,11 @@ def unused_functions(
     # A method's name is common English ("# load dataset") and a module's function name
     # (`torch.load`): for methods, neither counts.
     method_counts: Counter[bytes] = Counter()
-    for _path, _data, code in codes:
+    for path, _data, code in codes:
         written = [word for word in WORD.findall(code) if word in wanted]
         if written:
-            counts.update(_function_uses(code, wanted, tops))
+            uses = _function_uses(code, wanted, tops)
+            counts.update(uses if path.rsplit("/", 1)[-1] == "__init__.py" else _without_bare_imports(code, uses))
         method_counts.update(written)
         modules = imported_modules(code) if written else None
         if modules:
@@ -127,6 +128,21 @@ def _function_uses(code: bytes, wanted: set[bytes], tops: Collection[str]) -> li
         for chain in re.finditer(rb"(?<![\w.])(?:" + receivers + rb")((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)", code):
             found += [word for word in WORD.findall(chain.group(1)) if word in wanted]
     return found
+
+
+def _without_bare_imports(code: bytes, uses: list[bytes]) -> list[bytes]:
+    """`uses` less the names a `from m import f` brings in that the file never writes again:
+    MOTR's `main.py` imports `motdet_evaluate` and calls only its sibling. An `__init__.py`
+    hands its imports on to the package's users, and is not asked."""
+    imported: set[bytes] = set()
+    for match in IMPORT.finditer(code):
+        names = match.group(3)
+        for part in (names or b"").split(b","):
+            words = part.split()
+            if len(words) == 1:
+                imported.add(words[0])
+    once = {name for name in imported if uses.count(name) == 1}
+    return [word for word in uses if word not in once] if once else uses
 
 
 def _import_bound(code: bytes, tops: Collection[str]) -> set[bytes]:
