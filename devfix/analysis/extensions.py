@@ -145,8 +145,11 @@ def _imports_with_fallbacks(data: bytes) -> list[list[bytes]]:
                 current.append([])
             elif not line.startswith((b"else", b"finally", b"#")):
                 current = None
-        elif current is not None and line.lstrip().startswith((b"import ", b"from ")):
-            current[-1].append(line.lstrip())
+        elif current is not None:
+            # `sys.path.insert(0, './correlation'); import correlation` (sniklaus' liteflownet)
+            current[-1].extend(
+                part.strip() for part in line.split(b";") if part.lstrip().startswith((b"import ", b"from "))
+            )
     return [[b"\n".join(part) for part in group] for group in groups if len(group) > 1 and all(group)]
 
 
