@@ -43,6 +43,8 @@ else:
 
 SUFFIX = ".ipynb"
 _NAMES_CUDA = re.compile(r"\bcuda\b")
+_DEFINED = re.compile(r"^[ \t]*def[ \t]+(\w+)", re.MULTILINE)
+_CALLED = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
 _CELL_MARK = re.compile(re.escape(CELL_MARK) + r"(\d+)\]\n")
 _MAGIC_MARK = re.compile(r"([ \t]*)pass  # \[devfix magic (\d+)\](\r\n|\r|\n)?")
 # IPython syntax that is a whole line: `%magic`, `!shell`, `?help`, `x = !cmd`, `x = %magic`.
@@ -113,10 +115,18 @@ class Notebook:
 
     def places_in_unparsed_cells(self) -> bool:
         """A cell devfix cannot read names CUDA (DiscoGAN's Python 2 cell builds the models and
-        calls `.cuda()` on them): the notebook's placement is partly where no analysis sees it,
-        and whatever devfix does elsewhere, that cell runs as before, or not at all."""
+        calls `.cuda()` on them) or calls a function of the cells it reads (EdGENetworks'
+        Python 2 training loop, the only caller of the training step): the notebook's placement
+        is partly where no analysis sees it, and whatever devfix does elsewhere, that cell runs
+        as before, or not at all."""
         unparsed = {number for number, _ in self.unparsed()}
-        return any(cell.number in unparsed and _NAMES_CUDA.search(cell.source) for cell in self.cells)
+        read = [cell for cell in self.cells if cell.number not in unparsed]
+        defined = {name for cell in read for name in _DEFINED.findall(cell.source)}
+        return any(
+            cell.number in unparsed
+            and (_NAMES_CUDA.search(cell.source) or any(name in defined for name in _CALLED.findall(cell.source)))
+            for cell in self.cells
+        )
 
     def write(self, program: str) -> tuple[str, list[tuple[int, str, str]]]:
         """The file text with the edited `program`'s cells in it, and the cells that changed

@@ -492,3 +492,18 @@ def test_a_notebook_whose_unreadable_cell_places_models_is_left_alone(folder):
     assert result.exit_code == 2 and path.read_bytes() == before
     assert "python2_cell_places_models.ipynb:cell 2: error: cannot parse" in result.output
     assert "DEV002" not in result.output
+
+
+def test_a_python2_notebook_whose_loop_cell_calls_the_others_is_left_alone(folder):
+    """EdGENetworks' notebook defines its training functions, with their `.cuda()`, in cells
+    Python 3 reads, and calls them only from a cell with Python 2 prints, which devfix cannot
+    read: what runs there is unknown to it, so the model's `.cuda()` of another cell is left
+    as it is too. Nothing is reported but the cell."""
+    path = folder / "unreadable" / "python2_loop_calls_the_readable_cells.ipynb"
+    before = path.read_bytes()
+    result = CliRunner().invoke(main, ["apply", "unreadable/python2_loop_calls_the_readable_cells.ipynb"])
+    assert result.exit_code == 2 and path.read_bytes() == before
+    assert (
+        "python2_loop_calls_the_readable_cells.ipynb:cell 4: error: cannot parse: Missing parentheses" in result.output
+    )
+    assert "DEV00" not in result.output
