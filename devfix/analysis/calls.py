@@ -28,6 +28,7 @@ from devfix.analysis.values import (
     Origin,
     Place,
     Value,
+    availability,
     condition,
     derived,
     gpu_count,
@@ -192,6 +193,8 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         return args[0][1]  # `tqdm(loader)`: yields what the loader yields
     if qual in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
         return args[0][1] if args else UNKNOWN
+    if qual in api.OTHER_AVAILABILITY_CHECKS:
+        return availability()  # `if not tf.test.is_built_with_cuda(): return` before a GPU test
     if qual.startswith(("torch.cuda.", "torch.backends.", "torch.accelerator.")):
         return torch_calls.cuda_query(frame, node, qual, args)
     if api.is_collective(qual):

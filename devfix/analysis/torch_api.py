@@ -243,6 +243,9 @@ CUDA_ONLY_VALUES = frozenset({"torch.cuda.current_device", "torch.cuda.get_devic
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",
                                  "torch.cuda.device_count", "torch.xpu.is_available"})
+# Another framework's GPU checks, tested around the GPU half of a converter or a test (genforce's
+# `if not tf.test.is_built_with_cuda(): return` before the weights are compared on the GPU).
+OTHER_AVAILABILITY_CHECKS = frozenset({"tensorflow.test.is_built_with_cuda", "tensorflow.test.is_gpu_available"})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                               "torch.set_grad_enabled"})
 LOADS = frozenset({"torch.load", "torch.serialization.load"})
