@@ -574,7 +574,8 @@ def _loads_onto_a_gpu(args: Args) -> bool:
     """`from_pretrained(..., load_in_8bit=True)`: bitsandbytes' 8-bit or 4-bit weights, which only
     a GPU holds (minimal-llama's and alpaca-lora's fine-tuning scripts); `device_map="cuda"`
     (`0`, `"cuda:0"`), weights put on a GPU as they load, which devfix does not rewrite;
-    `attn_implementation="flash_attention_2"`, CUDA kernels (llm.c's `export_hf.py`)."""
+    `attn_implementation="flash_attention_2"` (or its older spellings), CUDA kernels (llm.c's
+    `export_hf.py`, smollm's synthetic-data scripts)."""
     for name in api.QUANTIZED_LOADS:
         given = arguments.keyword(args, name)
         if given is not None and isinstance(given[0].value, cst.Name) and given[0].value.value == "True":
@@ -582,7 +583,7 @@ def _loads_onto_a_gpu(args: Args) -> bool:
     device_map = arguments.keyword(args, "device_map")
     if device_map is not None and arguments.names_a_gpu(device_map[0].value):
         return True
-    attention = arguments.keyword(args, "attn_implementation")
+    attention = arguments.keyword(args, "attn_implementation") or arguments.keyword(args, "_attn_implementation")
     return attention is not None and string_of(attention[0].value) == "flash_attention_2"
 
 

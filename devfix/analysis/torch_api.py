@@ -214,8 +214,9 @@ GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.par
                                 "transformers.utils.bitsandbytes.set_module_quantized_tensor_to_device",
                                 "transformers.integrations.bitsandbytes.set_module_quantized_tensor_to_device"})
 # Keywords that load a model's weights in 8 or 4 bits through bitsandbytes (`from_pretrained(...,
-# load_in_8bit=True)`): GPU code by design.
-QUANTIZED_LOADS = frozenset({"load_in_8bit", "load_in_4bit"})
+# load_in_8bit=True)`), or with FlashAttention-2's CUDA kernels (transformers' older
+# `use_flash_attention_2=True`): GPU code by design.
+QUANTIZED_LOADS = frozenset({"load_in_8bit", "load_in_4bit", "use_flash_attention_2"})
 # Libraries' classes whose `device` parameter defaults to CUDA: built without `device=`, they need a GPU.
 GPU_BY_DEFAULT = frozenset({"autoattack.AutoAttack", "autoattack.autoattack.AutoAttack"})
 
