@@ -247,6 +247,9 @@ AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.i
 # Another framework's GPU checks, tested around the GPU half of a converter or a test (genforce's
 # `if not tf.test.is_built_with_cuda(): return` before the weights are compared on the GPU).
 OTHER_AVAILABILITY_CHECKS = frozenset({"tensorflow.test.is_built_with_cuda", "tensorflow.test.is_gpu_available"})
+# `torch.finfo(dtype).min`: a number type's limits are Python numbers.
+TYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
+TYPE_LIMITS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution"})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                               "torch.set_grad_enabled"})
 LOADS = frozenset({"torch.load", "torch.serialization.load"})

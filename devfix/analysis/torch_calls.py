@@ -92,6 +92,7 @@ def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
             (data.kind is Kind.HOST and not isinstance(positional[0][0].value, (cst.List, cst.Tuple, cst.ListComp)))
             or _number_parameter(frame, positional[0][0].value, data)
             or _a_power(positional[0][0].value, data)
+            or _a_type_limit(frame, positional[0][0].value)
         ):
             return Value(Kind.TENSOR, Place.CPU, frozenset({Origin("factory", node)}), scalar=True)
     loop = frame.loops[-1] if frame.loops else None
@@ -110,6 +111,15 @@ def _a_power(node: cst.BaseExpression, value: Value) -> bool:
         and isinstance(node.right, (cst.Integer, cst.Float))
         and value.kind is not Kind.TENSOR
     )
+
+
+def _a_type_limit(frame: Frame, node: cst.BaseExpression) -> bool:
+    """`torch.tensor(torch.finfo(scores.dtype).min)` (bert4torch's ALiBi attention): a number
+    type's limit is a Python number, so the tensor is 0-dim."""
+    if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Call)):
+        return False
+    callee = frame.program.values.get(id(node.value.func))
+    return callee is not None and callee.qual in api.TYPE_INFO and node.attr.value in api.TYPE_LIMITS
 
 
 def _number_parameter(frame: Frame, node: cst.BaseExpression, value: Value) -> bool:
