@@ -618,6 +618,20 @@ def _lists_gpu_ids(node: cst.BaseSimpleComp | cst.DictComp, iterable: Value) -> 
 
 
 # -- iteration ------------------------------------------------------------------------------------------
+def _one_dimensional(program: FlowState, tensor: Value) -> bool:
+    """The tensor comes only from factories that make one dimension (`torch.linspace`,
+    `torch.arange`): iterating it gives 0-dim tensors (transganformer's interpolation ratios)."""
+    if not tensor.origins:
+        return False
+    for origin in tensor.origins:
+        if origin.kind != "factory" or not isinstance(origin.node, cst.Call):
+            return False
+        callee = program.values.get(id(origin.node.func))
+        if callee is None or callee.qual not in api.ONE_DIMENSIONAL_FACTORIES:
+            return False
+    return True
+
+
 def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
     """The value each iteration binds."""
     if iterable.kind is Kind.LOADER:
@@ -633,6 +647,8 @@ def iterate(frame: Frame, iterable: Value, loop: cst.CSTNode) -> Value:
             # a member may be a `ModuleList`: its layers (members, whose `.to()` is in place), or
             # a parameter's rows; what attributes they hold may have been cached without grad
             return replace(iterable, grad=False)
+        if _one_dimensional(frame.program, iterable):
+            return replace(iterable, scalar=True)  # `for ratio in torch.linspace(0, 8, n)`: 0-dim items
         return iterable
     if iterable.kind is Kind.MODULE:
         return Value(Kind.MODULE, iterable.place, iterable.origins)  # layers of a container

@@ -247,6 +247,8 @@ AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.i
 # Another framework's GPU checks, tested around the GPU half of a converter or a test (genforce's
 # `if not tf.test.is_built_with_cuda(): return` before the weights are compared on the GPU).
 OTHER_AVAILABILITY_CHECKS = frozenset({"tensorflow.test.is_built_with_cuda", "tensorflow.test.is_gpu_available"})
+# Factories whose tensor has one dimension: iterating it gives 0-dim tensors.
+ONE_DIMENSIONAL_FACTORIES = frozenset({"torch.linspace", "torch.arange", "torch.logspace", "torch.randperm"})
 # `torch.finfo(dtype).min`: a number type's limits are Python numbers.
 TYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 TYPE_LIMITS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution"})
