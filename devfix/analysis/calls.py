@@ -22,6 +22,7 @@ from devfix.analysis.scopes import dotted_name
 from devfix.analysis.values import (
     GPU_COUNT,
     GPU_IDS,
+    GPU_SKIP,
     HOST,
     UNKNOWN,
     Kind,
@@ -193,6 +194,10 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         return args[0][1]  # `tqdm(loader)`: yields what the loader yields
     if qual in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
         return args[0][1] if args else UNKNOWN
+    if qual in api.SKIP_DECORATORS and args and _skips_on_a_cpu(qual, args[0][1]):
+        # `skipifnocuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)`, a test
+        # decorator kept in a name (opacus' benchmark helpers) and read by other files
+        return Value(Kind.OTHER, Place.UNKNOWN, flag=GPU_SKIP)
     if qual in api.OTHER_AVAILABILITY_CHECKS:
         return availability()  # `if not tf.test.is_built_with_cuda(): return` before a GPU test
     if qual.startswith(("torch.cuda.", "torch.backends.", "torch.accelerator.")):
@@ -287,6 +292,11 @@ def _gpu_ids(name: str, values: list[Value]) -> Value | None:
     if name == "len" and values[0].text == GPU_IDS:
         return gpu_count()
     return None
+
+
+def _skips_on_a_cpu(qual: str, test: Value) -> bool:
+    """`skipif(test)` skips where `test` holds, `skipUnless(test)` where it does not: on a CPU-only machine."""
+    return test.cpu is (qual.rsplit(".", 1)[-1] != "skipUnless")
 
 
 def _note_vendored_gpu_package(program: FlowState, node: cst.Call, quals: list[str | None]) -> None:

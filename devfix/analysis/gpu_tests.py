@@ -14,6 +14,7 @@ import libcst as cst
 
 from devfix.analysis.program import Program
 from devfix.analysis.tree import Tree
+from devfix.analysis.values import GPU_SKIP
 
 
 def cpu_truth(program: Program, test: cst.BaseExpression) -> bool | None:
@@ -63,8 +64,10 @@ def tests_skipped_without_gpu(tree: Tree, program: Program) -> bool:
 
 def skips_without_gpu(program: Program, decorator: cst.BaseExpression) -> bool:
     """`pytest.mark.skipif(<true without a GPU>, ...)`, `unittest.skipIf(...)`, `skipUnless(<false>)`,
-    and a GPU marker (`pytest.mark.requires_cuda`)."""
+    such a decorator kept in a name, and a GPU marker (`pytest.mark.requires_cuda`)."""
     marker = program.values.get(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
+    if marker is not None and marker.flag == GPU_SKIP and not isinstance(decorator, cst.Call):
+        return True  # `@skipifnocuda`, a `skipif` kept in a name, here or in another file
     if marker is not None and marker.qual is not None and marker.qual.startswith("pytest.mark."):
         if GPU_MARKER.match(marker.qual.split(".")[-1]):
             return True

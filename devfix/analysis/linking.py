@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Optional, Union
 
-from devfix.analysis.values import UNKNOWN, Kind, Origin, Place, Value, join
+from devfix.analysis.values import GPU_SKIP, UNKNOWN, Kind, Origin, Place, Value, join
 
 if TYPE_CHECKING:  # nodes only in annotations: the cache's and the workers' imports stay light
     import libcst as cst
@@ -212,6 +212,8 @@ def exported(value: Value | None, *, returned: bool = False, collated: bool = Fa
         if value.place is Place.CPU and kind is Kind.TENSOR and collated:
             return replace(_bare(value), place=Place.CPU)  # collated batches: fresh CPU tensors
         return Value(kind, Place.UNKNOWN, neutral=value.neutral)
+    if kind is Kind.OTHER and value.flag == GPU_SKIP:
+        return Value(Kind.OTHER, Place.UNKNOWN, flag=GPU_SKIP)  # a test decorator that skips without a GPU
     if kind is Kind.OTHER and value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, attrs=tuple((k, exported(v, depth=depth + 1)) for k, v in value.attrs))
     return UNKNOWN

@@ -17,7 +17,7 @@ from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, Metho
 from devfix.analysis.program import Program
 from devfix.analysis.reach import needs_gpu_when_called
 from devfix.analysis.tree import Tree, read_names
-from devfix.analysis.values import UNKNOWN, Kind, Place, Value
+from devfix.analysis.values import GPU_SKIP, UNKNOWN, Kind, Place, Value
 
 
 def summarize(tree: Tree, program: Program, path: str) -> ModuleSummary:
@@ -59,7 +59,9 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
         )
     if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
-    if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or (value.kind is Kind.OTHER and value.attrs):
+    if value.kind in (Kind.HOST, Kind.DEVICE, Kind.LOADER, Kind.DATASET) or (
+        value.kind is Kind.OTHER and (value.attrs or value.flag == GPU_SKIP)
+    ):
         return exported(value)
     if value.kind is Kind.STRUCT and value.keys:
         return exported(value)  # a configuration dict: `cfg_mnet = {"gpu_train": True, ...}`

@@ -244,6 +244,9 @@ CUDA_ONLY_VALUES = frozenset({"torch.cuda.current_device", "torch.cuda.get_devic
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",
                                  "torch.cuda.device_count", "torch.xpu.is_available"})
+# Test decorators that skip on a condition (`skipUnless`: unless it holds).
+SKIP_DECORATORS = frozenset({"pytest.mark.skipif", "unittest.skipIf", "unittest.skipUnless",
+                             "unittest.case.skipIf", "unittest.case.skipUnless"})
 # Another framework's GPU checks, tested around the GPU half of a converter or a test (genforce's
 # `if not tf.test.is_built_with_cuda(): return` before the weights are compared on the GPU).
 OTHER_AVAILABILITY_CHECKS = frozenset({"tensorflow.test.is_built_with_cuda", "tensorflow.test.is_gpu_available"})

@@ -132,6 +132,10 @@ class Value:
         return None
 
 
+# The flag of a test decorator kept in a name that skips its tests without a GPU.
+GPU_SKIP = "gpu-skip"
+
+
 def condition(truth: bool | None, cpu: bool | None, flag: str | None) -> Value:
     """A condition's value: its truth on a GPU machine run as intended, on a CPU-only one, and
     why ("available": an availability check, "choice": a user's option, "constant", "fixed":
