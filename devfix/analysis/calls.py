@@ -9,6 +9,7 @@ into returns UNKNOWN, and any module handed to it may have been moved there (`es
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -299,7 +300,7 @@ def _skips_on_a_cpu(qual: str, test: Value) -> bool:
     return test.cpu is (qual.rsplit(".", 1)[-1] != "skipUnless")
 
 
-def _note_vendored_gpu_package(program: FlowState, node: cst.Call, quals: list[str | None]) -> None:
+def _note_vendored_gpu_package(program: FlowState, node: cst.Call, quals: Sequence[str | None]) -> None:
     """A call into a project's own copy of a GPU-only package (TorchSemiSeg's `furnace/apex`,
     imported as `apex`; `quals`: what the callee is imported as): the copy is that package
     still, and GPU code by design."""

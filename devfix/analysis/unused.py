@@ -82,8 +82,8 @@ def unused_functions(
     for path, _data, code in codes:
         written = [word for word in WORD.findall(code) if word in wanted]
         if written:
-            uses = _function_uses(code, wanted, tops)
-            counts.update(uses if path.rsplit("/", 1)[-1] == "__init__.py" else _without_bare_imports(code, uses))
+            words = _function_uses(code, wanted, tops)
+            counts.update(words if path.rsplit("/", 1)[-1] == "__init__.py" else _without_bare_imports(code, words))
         method_counts.update(written)
         modules = imported_modules(code) if written else None
         if modules:
