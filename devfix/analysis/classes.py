@@ -568,6 +568,7 @@ class ClassFlow(FlowState):
             elif init is not None:
                 self._note_held_modules(self.functions[id(init)], args)
                 self._note_gpu_constructor(node, self.functions[id(init)], args)
+                self.constructions.setdefault(id(init), []).append(node)
                 if not cls.settled and self.functions[id(init)].klass is cls:
                     self.settle_constructor(self.functions[id(init)])
             bases_known = not cls.bases or _only_its_own_attributes(cls)  # MusicTransformer's metric subclasses
@@ -619,27 +620,6 @@ class ClassFlow(FlowState):
         as any function call is)."""
         names = [p.name.value for p in init.parameters()][1:]
         self.note_gpu_argument(node, args, names, self.device_params(init), self.cuda_switches(init), method=True)
-
-    def note_parent_init(self, node: cst.Call, klass: ClassInfo) -> None:
-        """`super().__init__(model, device)` in a constructor asks for a GPU as building the
-        parent directly would, and hands on the constructor's own GPU default (DeepRobust's
-        attacks pass their `device="cuda"` to `BaseAttack`, which keeps it for its `.cuda()`)."""
-        args = [(arg, UNKNOWN) for arg in node.args]
-        for base in klass.bases:
-            init = base.method("__init__")
-            if init is not None and id(init) in self.functions:
-                info = self.functions[id(init)]
-                names = [p.name.value for p in info.parameters()][1:]
-                self.note_gpu_argument(
-                    node, args, names, self.device_params(info), self.cuda_switches(info), method=True
-                )
-                return
-            linked = base.linked_method("__init__")
-            if linked is not None:
-                self.note_gpu_argument(
-                    node, args, linked.params, linked.device_params, linked.cuda_switches, linked.needs_gpu, method=True
-                )
-                return
 
     def instance_attribute(self, frame: Frame, base: Value, name: str, node: cst.Attribute) -> Value:
         cls = self.classes.get(id(base.cls)) if base.cls is not None else None

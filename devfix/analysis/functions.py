@@ -88,6 +88,27 @@ class FunctionFlow(FlowState):
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
 
+    def note_parent_init(self, node: cst.Call, klass: ClassInfo) -> None:
+        """`super().__init__(model, device)` in a constructor asks for a GPU as building the
+        parent directly would, and hands on the constructor's own GPU default (DeepRobust's
+        attacks pass their `device="cuda"` to `BaseAttack`, which keeps it for its `.cuda()`)."""
+        args = [(arg, UNKNOWN) for arg in node.args]
+        for base in klass.bases:
+            init = base.method("__init__")
+            if init is not None and id(init) in self.functions:
+                info = self.functions[id(init)]
+                names = [p.name.value for p in info.parameters()][1:]
+                self.note_gpu_argument(
+                    node, args, names, self.device_params(info), self.cuda_switches(info), method=True
+                )
+                return
+            linked = base.linked_method("__init__")
+            if linked is not None:
+                self.note_gpu_argument(
+                    node, args, linked.params, linked.device_params, linked.cuda_switches, linked.needs_gpu, method=True
+                )
+                return
+
     def note_linked_call(self, summary: FunctionSummary | None, args: Args) -> dict[str, Value] | None:
         """A call of another file's function (or class): what it passes, for that file."""
         if summary is None:

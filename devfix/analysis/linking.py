@@ -172,7 +172,9 @@ class ModuleSummary:
     names: dict[str, Export] = field(default_factory=dict)
 
 
-# (module, level, name) -> what that import binds, or None when it is not a project file's name
+# (module, level, name) -> what that import binds, or None when it is not a project file's name.
+# Asked for GPU_ON_IMPORT, a flag value where the module needs a GPU when it is imported.
+GPU_ON_IMPORT = "<needs a GPU on import>"
 Linker = Callable[[Optional[str], int, Optional[str]], Optional[Export]]
 
 

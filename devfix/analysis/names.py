@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devfix.analysis.evaluate import BUILTIN_NAMES
-from devfix.analysis.linking import ClassSummary, Export, FunctionSummary
+from devfix.analysis.linking import GPU_ON_IMPORT, ClassSummary, Export, FunctionSummary
 from devfix.analysis.scopes import Scope, dotted_name
 from devfix.analysis.state import FlowState
+from devfix.analysis.torch_api import GPU_ONLY_PACKAGES
 from devfix.analysis.values import UNKNOWN, Kind, Place, Value, join
 
 if TYPE_CHECKING:
@@ -65,6 +66,10 @@ class NameFlow(FlowState):
         return [b.qualname for b in scope.lookup(name) or () if b.kind == "import" and b.qualname]
 
     def bind_import(self, frame: Frame, node: cst.Import | cst.ImportFrom) -> None:
+        if frame.function is not None and self._imports_gpu_code(node):
+            # `from torchqrnn import QRNN` in a model's `__init__` (the QRNN imports CuPy): the
+            # function needs a GPU to import it, as a file with that import at its top does
+            self.gpu_only_calls.append(node)
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name)
@@ -99,6 +104,15 @@ class NameFlow(FlowState):
                 value = Value(Kind.OTHER, Place.UNKNOWN, qual=f"{module}.{name}")
             frame.env[local] = value
             self.bound[(id(node), local)] = value
+
+    def _imports_gpu_code(self, node: cst.Import | cst.ImportFrom) -> bool:
+        """The import brings in a GPU-only package, or a project file that needs a GPU when imported."""
+        if isinstance(node, cst.Import):
+            return any((dotted_name(alias.name) or "").split(".")[0] in GPU_ONLY_PACKAGES for alias in node.names)
+        module = dotted_name(node.module) if node.module is not None else None
+        if not node.relative and module is not None and module.split(".")[0] in GPU_ONLY_PACKAGES:
+            return True
+        return self.linker is not None and self.linker(module, len(node.relative), GPU_ON_IMPORT) is not None
 
     def _bind_star(self, frame: Frame, module: str | None, level: int) -> None:
         """`from .models import *` of a project file: the names its summary exports."""

@@ -158,9 +158,8 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self._device_params: dict[int, frozenset[str]] = {}
         self._cuda_switches: dict[int, frozenset[tuple[str, bool]]] = {}
         self._forwarded_switches: dict[int, frozenset[tuple[str, bool]]] = {}
-        self.gpu_only_calls: list[
-            cst.BaseExpression
-        ] = []  # `torch.cuda.current_device()`...: only a GPU answers (reach.py)
+        # `torch.cuda.current_device()`, an import of CUDA code in a function...: only a GPU answers (reach.py)
+        self.gpu_only_calls: list[cst.CSTNode] = []
         self.settled_early: set[int] = set()  # functions evaluated when their class was first built (this pass)
         self.batch_accesses: dict[tuple[int, str], set[str]] = {}
         self.constructed: dict[int, Value] = {}
@@ -172,6 +171,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         ] = []  # `x.to(d)` on tensors: the call, the receiver, where to
         self.datasets: dict[int, tuple[cst.Call, Args]] = {}  # TensorDataset(...) calls by their identity
         self.call_sites: dict[int, list[cst.Call]] = {}  # FunctionDef id -> the calls of it
+        self.constructions: dict[int, list[cst.Call]] = {}  # a module class's `__init__` id -> its builds
         self._calls_by_name: dict[str, list[cst.Call]] | None = None  # the file's calls of a bare name
         self.discarded_moves: list[cst.Expr] = []  # `x.to(device)` statements on tensors (DEV011)
         self.linked_calls: list[tuple[FunctionSummary, dict[str, Value] | None]] = []  # calls of other files' functions

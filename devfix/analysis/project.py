@@ -35,10 +35,11 @@ from devfix.analysis.imports import (
     ProjectIndex,
     imports_any,
 )
-from devfix.analysis.linking import Export, Linker, ModuleSummary
+from devfix.analysis.linking import GPU_ON_IMPORT, Export, Linker, ModuleSummary
 from devfix.analysis.text import has_notebook, indented_defs, top_level_names
 from devfix.analysis.torch_api import GPU_ONLY_CALLS
 from devfix.analysis.unused import script_functions, script_paths, unused_class_methods, unused_functions
+from devfix.analysis.values import Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
 # `multiprocessing.Pool(...)`, `mp.Process(target=...)` with the default start method (`fork`
@@ -337,6 +338,12 @@ class ProjectFacts:
             return None
 
         def link(module: str | None, level: int, name: str | None) -> Export | None:
+            if name == GPU_ON_IMPORT:
+                imported = index.resolve(path, module, level)
+                needs = imported is not None and (
+                    imported in self.gpu_on_import or imported in self.builds_cuda_on_import
+                )
+                return Value(Kind.OTHER, Place.UNKNOWN, flag="gpu-import") if needs else None
             return index.lookup(self.summaries, path, module, level, name)
 
         return link

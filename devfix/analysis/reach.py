@@ -177,7 +177,9 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if refusals:
                 index.direct.setdefault(id(owner), []).append(refusals[0])
         for info in program.functions.values():
-            for site in {id(site): site for site in program.call_sites.get(id(info.node), [])}.values():
+            # a module's `__init__` runs where the module is built (`Model()` importing CUDA code)
+            built = program.constructions.get(id(info.node), [])
+            for site in {id(site): site for site in [*program.call_sites.get(id(info.node), []), *built]}.values():
                 owner = scope_owner(tree, site)
                 if owner is not info.node and _unconditional_in(tree, site, owner, program):
                     index.sites.setdefault(id(owner), []).append((site, info.node))

@@ -41,8 +41,9 @@ class FlowState:
     children: dict[int, list[int]]
     init_modules: dict[tuple[int, str], cst.ClassDef | None]
     ctc_losses: set[int]
-    gpu_only_calls: list[cst.BaseExpression]
+    gpu_only_calls: list[cst.CSTNode]
     call_sites: dict[int, list[cst.Call]]
+    constructions: dict[int, list[cst.Call]]
     quiet_calls: set[int]
     escaped_functions: set[int]
     namespace_devices: set[str]  # devices the program keeps on its options (`args.device = ...`)
