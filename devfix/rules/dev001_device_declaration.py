@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from devfix.analysis.demands import cuda_move
 from devfix.analysis.devices import DeclarationRequest
 from devfix.analysis.gpu_tests import tests_skipped_without_gpu
 from devfix.analysis.operations import string_of as string_value
@@ -223,6 +224,24 @@ model = nn.Linear(4, 2).to(device)
                         and not stops_before(tree, program, call)
                     ):
                         return True
+        return self._replaces_cuda_moves(ctx, binding)
+
+    @staticmethod
+    def _replaces_cuda_moves(ctx: RuleContext, binding: Binding) -> bool:
+        """The variable is the device in reach of a hard-coded `.cuda()` that runs without a GPU:
+        DEV002 moves there through it (physics_informed's `cavity_flow.py` declares `device =
+        torch.device('cuda')` and moves everything with `.cuda()`), so it must not stay CUDA."""
+        tree = ctx.facts.tree
+        program = ctx.facts.program
+        for call in tree.data.calls:
+            if call.args or not cuda_move(program.values, call):
+                continue
+            if ctx.facts.devices.in_reach(call) != binding.name:
+                continue
+            if any(b is binding for b in tree.scope_of(call).lookup(binding.name) or ()) and runs_without_gpu(
+                tree, program, call
+            ):
+                return True
         return False
 
     @staticmethod
