@@ -40,6 +40,7 @@ class FunctionInfo:
     world: str = "program"
     args: dict[str, Value] = field(default_factory=dict)  # joined over the call sites of the previous pass
     pending: dict[str, Value] = field(default_factory=dict)  # call sites of this pass
+    pending_left: set[str] = field(default_factory=set)  # parameters a call of this pass leaves at their default
     calls: int = 0
     pending_calls: int = 0
     # the module's names at this pass's calls from the module's own code, joined (None: no such
@@ -214,6 +215,8 @@ class FunctionFlow(FlowState):
                 if name is None or name not in names:
                     continue
                 info.pending[name] = join(info.pending.get(name), value) if name in info.pending else value
+            filled = {arguments.parameter_name(arg, index, names) for index, (arg, _) in enumerate(args)}
+            info.pending_left |= {p.name.value for p in params if p.default is not None and p.name.value not in filled}
             info.pending_calls += 1
             if frame.function is None and frame.scope.kind == "module":
                 info.pending_globals = _joined_names(info.pending_globals, frame.env)
@@ -466,3 +469,10 @@ def infer_module_inputs(functions: dict[int, FunctionInfo], meeting: Meeting) ->
                 p.name.value == node.value and defaults_to_a_constant(p) for p in function.parameters()
             ):
                 function.module_inputs.add(node.value)
+
+
+def passed_arguments(info: FunctionInfo) -> dict[str, Value]:
+    """What the calls of this pass passed each parameter. One that some calls fill and others
+    leave at its default is unknown: fast-transformers' `_get_inputs(..., device="cpu")` moves its
+    tensors to "cuda" for one GPU benchmark and to the CPU for every other test."""
+    return {name: UNKNOWN if name in info.pending_left else value for name, value in info.pending.items()}

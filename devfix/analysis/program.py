@@ -28,7 +28,7 @@ from devfix.analysis.classes import ClassFlow
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.collect import Collected
 from devfix.analysis.evaluate import Frame
-from devfix.analysis.functions import FunctionFlow, FunctionInfo, infer_module_inputs
+from devfix.analysis.functions import FunctionFlow, FunctionInfo, infer_module_inputs, passed_arguments
 from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
@@ -434,6 +434,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             self._reset()
             for info in self.functions.values():
                 info.pending = {}
+                info.pending_left = set()
                 info.pending_calls = 0
                 info.pending_globals = None
             for klass in self.classes.values():
@@ -511,7 +512,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
     def _evaluate_function(self, info: FunctionInfo) -> None:
         if self._callers_done(info):
             # every caller ran already in this pass: what they passed now, not one pass later
-            info.args = dict(info.pending)
+            info.args = passed_arguments(info)
             info.calls = info.pending_calls
         # called only from the module's own code, which ran already: its globals are what those
         # calls saw (a model rebound to a fresh CPU one after `train()` is not the one it trained)
@@ -650,7 +651,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         parts: list[tuple[object, ...]] = []
         for info in self.functions.values():
             info.host_params = self._host_parameters(info)
-            info.args = dict(info.pending)
+            info.args = passed_arguments(info)
             info.calls = info.pending_calls
             parts.append(
                 (
