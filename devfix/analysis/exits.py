@@ -103,3 +103,54 @@ def exits(tree: Tree, program: Program, small: cst.BaseSmallStatement) -> bool:
         qual = callee.qual if callee is not None else tree.qualname(small.value.func)
         return qual in EXITS
     return False
+
+
+# What a missing GPU never raises: a handler for these alone does not catch it.
+NOT_GPU_FAILURES = frozenset(
+    {
+        "KeyboardInterrupt",
+        "SystemExit",
+        "StopIteration",
+        "ImportError",
+        "ModuleNotFoundError",
+        "KeyError",
+        "IndexError",
+        "ValueError",
+        "FileNotFoundError",
+        "ZeroDivisionError",
+        "NameError",
+    }
+)
+
+
+def catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
+    """`try: ... except KeyboardInterrupt:` stops a training run early; it does not catch the
+    RuntimeError or AssertionError a CUDA call raises without a GPU. A bare `except:`,
+    `except Exception:` or a name devfix does not know may, unless it ends by raising again
+    (`print("Failed at loading", name); raise`): the failure still ends the run."""
+    for handler in block.handlers:
+        if raises_again(handler.body):
+            continue
+        kind = handler.type
+        names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind is not None else []
+        if not names:
+            return True
+        for name in names:
+            node = name.value if isinstance(name, cst.Element) else name
+            if not (isinstance(node, cst.Name) and node.value in NOT_GPU_FAILURES):
+                return True
+    return False
+
+
+def raises_again(body: cst.BaseSuite) -> bool:
+    """The handler's last statement is a `raise` (the same error, or another)."""
+    return last_raise(body) is not None
+
+
+def last_raise(body: cst.BaseSuite) -> cst.Raise | None:
+    """The `raise` that ends the block's last statement line, if it ends so."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise):
+        return last.body[-1]
+    return None

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.demands import chosen_cuda_index, cuda_move
-from devfix.analysis.exits import asked_under_earlier, collective, ends, exits, line_of, returns
+from devfix.analysis.exits import (
+    asked_under_earlier,
+    catches_gpu_failures,
+    collective,
+    ends,
+    exits,
+    last_raise,
+    line_of,
+    returns,
+)
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
@@ -59,7 +68,7 @@ def runs_without_gpu(
             and not in_loop
             and isinstance(ancestor, (cst.Try, cst.TryStar))
             and child is ancestor.body
-            and _catches_gpu_failures(ancestor)
+            and catches_gpu_failures(ancestor)
         ):
             return False  # the author catches what fails without a GPU
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and _exits_before(tree, program, ancestor, child):
@@ -512,57 +521,6 @@ def _function_runs(
     return result
 
 
-# What a missing GPU never raises: a handler for these alone does not catch it.
-NOT_GPU_FAILURES = frozenset(
-    {
-        "KeyboardInterrupt",
-        "SystemExit",
-        "StopIteration",
-        "ImportError",
-        "ModuleNotFoundError",
-        "KeyError",
-        "IndexError",
-        "ValueError",
-        "FileNotFoundError",
-        "ZeroDivisionError",
-        "NameError",
-    }
-)
-
-
-def _catches_gpu_failures(block: cst.Try | cst.TryStar) -> bool:
-    """`try: ... except KeyboardInterrupt:` stops a training run early; it does not catch the
-    RuntimeError or AssertionError a CUDA call raises without a GPU. A bare `except:`,
-    `except Exception:` or a name devfix does not know may, unless it ends by raising again
-    (`print("Failed at loading", name); raise`): the failure still ends the run."""
-    for handler in block.handlers:
-        if _raises_again(handler.body):
-            continue
-        kind = handler.type
-        names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind is not None else []
-        if not names:
-            return True
-        for name in names:
-            node = name.value if isinstance(name, cst.Element) else name
-            if not (isinstance(node, cst.Name) and node.value in NOT_GPU_FAILURES):
-                return True
-    return False
-
-
-def _raises_again(body: cst.BaseSuite) -> bool:
-    """The handler's last statement is a `raise` (the same error, or another)."""
-    return _last_raise(body) is not None
-
-
-def _last_raise(body: cst.BaseSuite) -> cst.Raise | None:
-    """The `raise` that ends the block's last statement line, if it ends so."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise):
-        return last.body[-1]
-    return None
-
-
 def _asks_beside(tree: Tree, program: Program, line: cst.SimpleStatementLine, node: cst.CSTNode) -> bool:
     """The statement line holding `node` asks for a GPU through another call that runs whenever
     the line does (mmpose's `MMDistributedDataParallel(model.cuda(), device_ids=
@@ -582,7 +540,7 @@ def _reraised_after(tree: Tree, block: cst.IndentedBlock, child: cst.CSTNode) ->
     """`child` is a statement of an `except` block that ends by raising the error again (bare
     `raise`): on every machine the run goes on failing after it, so what `child` does on a
     CPU-only machine changes nothing (stable-dreamfusion's `load_img` fallback image)."""
-    raised = _last_raise(block)
+    raised = last_raise(block)
     return (
         isinstance(tree.parent(block), cst.ExceptHandler)
         and raised is not None
