@@ -94,6 +94,8 @@ def runs_without_gpu(
                 return False  # every program of the run that builds it needs a GPU
             if _built_only_on_a_gpu(tree, program, ancestor, node):
                 return False  # `__init__` calls `torch.cuda.set_device(self.gpus[0])`: no instance without one
+            if _set_up_skips_without_gpu(tree, program, ancestor):
+                return False  # `setUpClass` raises `unittest.SkipTest` without CUDA: no test of the class runs
         child = ancestor
     top = tree.top_statement(node)
     if isinstance(top, (cst.ClassDef, cst.FunctionDef)) and top.name.value in program.named_elsewhere:
@@ -102,6 +104,19 @@ def runs_without_gpu(
     if isinstance(top, cst.ClassDef) and _gpu_test_case(tree, program, top):
         return False
     return not needs_gpu(tree, program, tree.module)
+
+
+def _set_up_skips_without_gpu(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
+    """A test case whose `setUpClass` or `setUp` ends on a CPU-only machine (fast-transformers'
+    GPU tests: `if not torch.cuda.is_available(): raise unittest.SkipTest(...)`): none of its
+    tests runs there."""
+    if not any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases):
+        return False
+    for statement in getattr(klass.body, "body", ()):
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in ("setUpClass", "setUp"):
+            if _exits_before(tree, program, statement.body, statement):
+                return True
+    return False
 
 
 def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
