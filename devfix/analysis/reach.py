@@ -228,7 +228,13 @@ def _statements(function: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
 
 def _refuses_cpu(tree: Tree, program: Program, statement: cst.CSTNode) -> bool:
     """`if torch.cuda.is_available(): ... else: raise NotImplementedError("This code requires
-    GPU")`, `if not args.cuda: sys.exit(...)`: without a GPU the run stops here, by design."""
+    GPU")`, `if not args.cuda: sys.exit(...)`, `assert torch.cuda.is_available()`: without a GPU
+    the run stops here, by design."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        # `assert torch.cuda.is_available(), 'torch.cuda required for Relatedness'` (SentEval)
+        return any(
+            isinstance(small, cst.Assert) and cpu_truth(program, small.test) is False for small in statement.body
+        )
     if not isinstance(statement, cst.If):
         return False
     truth = cpu_truth(program, statement.test)
