@@ -106,11 +106,16 @@ def runs_without_gpu(
     return not needs_gpu(tree, program, tree.module)
 
 
+def _is_test_case(klass: cst.ClassDef) -> bool:
+    """The class derives from a `TestCase` (unittest's, or a framework's of that name)."""
+    return any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases)
+
+
 def _set_up_skips_without_gpu(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
     """A test case whose `setUpClass` or `setUp` ends on a CPU-only machine (fast-transformers'
     GPU tests: `if not torch.cuda.is_available(): raise unittest.SkipTest(...)`): none of its
     tests runs there."""
-    if not any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases):
+    if not _is_test_case(klass):
         return False
     for statement in getattr(klass.body, "body", ()):
         if isinstance(statement, cst.FunctionDef) and statement.name.value in ("setUpClass", "setUp"):
@@ -123,7 +128,7 @@ def _gpu_test_case(tree: Tree, program: Program, klass: cst.ClassDef) -> bool:
     """A `unittest.TestCase` of a file whose `__main__` block stops without a GPU before it runs
     the tests (`assert torch.cuda.is_available(), 'NMS module requires CUDA support'` then
     `unittest.main()`): the tests of a CUDA kernel, GPU code by design."""
-    if not any((dotted_name(base.value) or "").endswith("TestCase") for base in klass.bases):
+    if not _is_test_case(klass):
         return False
     for statement in tree.module.body:
         if isinstance(statement, cst.If) and is_main_check(statement.test):
