@@ -282,16 +282,15 @@ def chosen_cuda_index(values: dict[int, Value], call: cst.Call) -> bool:
 
 def _moved_to_a_rank(values: dict[int, Value], call: cst.Call) -> bool:
     """`model.to(args.local_rank)`, `x.to(rank)`: a process's GPU by its index (muzic's
-    getmusic `Solver`), which no CPU-only machine has and DEV002 keeps; `window.to(x.get_device())`
-    (VocGAN's STFT loss): the index of `x`'s GPU, -1 for a CPU tensor, which `.to()` refuses."""
+    getmusic `Solver`), which no CPU-only machine has and DEV002 keeps. Not
+    `window.to(x.get_device())` (VocGAN's STFT loss), -1 for a CPU tensor: DEV002 makes it
+    `window.to(x.device)`, which works on either kind of machine."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args):
         return False
     target = call.args[0]
     if target.keyword is not None:
         return False
-    if _gpu_index_of_a_tensor(target.value):
-        return True
     name = dotted_name(target.value)
     value = values.get(id(target.value))
     return (
@@ -300,12 +299,3 @@ def _moved_to_a_rank(values: dict[int, Value], call: cst.Call) -> bool:
         and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
     )
 
-
-def _gpu_index_of_a_tensor(node: cst.BaseExpression) -> bool:
-    """`x.get_device()`: the index of the GPU that holds `x`, -1 where `x` is on the CPU."""
-    return (
-        isinstance(node, cst.Call)
-        and not node.args
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "get_device"
-    )

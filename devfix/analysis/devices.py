@@ -28,7 +28,7 @@ from devfix.analysis.operations import asks_several
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, PLAIN_DEVICE_NAMES, device_string_place, gpu_number
-from devfix.analysis.tree import Tree, defaults_to_a_constant, is_docstring
+from devfix.analysis.tree import Tree, defaults_to_a_constant, is_docstring, read_names
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
 # How a move's device was chosen, when a new declaration may stand in for it.
@@ -95,6 +95,7 @@ class Devices:
         self.gpu_choice_functions = gpu_choice_functions
         self.requests: dict[int, DeclarationRequest] = {}
         self._device_names_of: dict[int, frozenset[str]] = {}
+        self._read_globals: dict[tuple[int, str], bool] = {}  # (function, name): the function reads the global
 
     # -- the question rules ask ------------------------------------------------------------------
     def at(
@@ -242,11 +243,24 @@ class Devices:
                     before = [b for b in bindings if b.kind == "param" or b.order < position]
                     before = [b for b in before if b.kind == "param" or tree.binds_on_the_way(b.node, node, name)]
                     return max(before, key=lambda b: b.order) if before else None
-                if scope.kind == "module" and not self._module_level(bindings):
+                if scope.kind == "module" and not self._module_level(bindings) and not self._reads(here, name):
                     return None  # bound under `if __name__ == "__main__":` only: absent on import
                 return bindings[-1]
             scope = scope.visible_parent()
         return None
+
+    def _reads(self, scope: Scope, name: str) -> bool:
+        """The function reads the global `name` itself (dqn-pytorch's `select_action`, with
+        `device=device` beside the `state.to('cuda')` to fix, where `device` is set under `if
+        __name__ == "__main__":`): it already runs only where the script set that name, so a
+        fix may use it too, and a second `device` declared in the function would be noise."""
+        function = scope.function
+        if function is None:
+            return False
+        key = (id(function), name)
+        if key not in self._read_globals:
+            self._read_globals[key] = any(n.value == name for n in read_names(function.body, deferred=True))
+        return self._read_globals[key]
 
     def _module_level(self, bindings: list[Binding]) -> bool:
         return any(self.tree.parent(self.tree.statement_of(b.node) or b.node) is self.tree.module for b in bindings)

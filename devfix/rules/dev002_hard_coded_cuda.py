@@ -148,7 +148,14 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                         _with_device_in(ctx, call, arg),
                         written=arg.value,
                     )
+                if arg.keyword is None or arg.keyword.value == "device":
+                    return _index_of_a_tensor(ctx, call, arg, self)
                 break
+        given_device = keyword(call, "device")
+        if given_device is not None and ((qual or "").startswith("torch.") or _is_tensor_method(func)):
+            found = _index_of_a_tensor(ctx, call, given_device, self)
+            if found is not None:
+                return found
         for name in ("device", "map_location"):
             given = keyword(call, name)
             if given is None or not self._is_cuda_device(ctx, given.value):
@@ -368,6 +375,36 @@ def _argument_of(tree: Tree, node: cst.CSTNode, calls: set[int]) -> bool:
     arg = tree.parent(node)
     call = tree.parent(arg) if isinstance(arg, cst.Arg) else None
     return call is not None and id(call) in calls
+
+
+def _index_of_a_tensor(ctx: RuleContext, call: cst.Call, arg: cst.Arg, rule: Rule) -> Finding | None:
+    """`self.window.to(x.get_device())`, `torch.eye(n, device=t.get_device())`: `get_device()`
+    is the tensor's GPU index, and -1 for a CPU tensor, which no device accepts ("Device index
+    must not be negative"), so the code runs on a GPU only. `x.device` is where `x` is, on
+    either kind of machine. Only where `x` is a tensor, or no class of the run has a
+    `get_device` method of its own that the call could be."""
+    index = arg.value
+    if not (
+        isinstance(index, cst.Call)
+        and not index.args
+        and isinstance(index.func, cst.Attribute)
+        and index.func.attr.value == "get_device"
+    ):
+        return None
+    facts = ctx.facts
+    receiver = facts.value(index.func.value)
+    if receiver is None or receiver.qual is not None:
+        return None  # `lib.get_device()`, a module's function
+    unknown = receiver.kind is Kind.OTHER and receiver.cls is None and receiver.ref is None
+    if receiver.kind is not Kind.TENSOR and (not unknown or "get_device" in facts.program.project_methods):
+        return None
+    tensor = facts.code(index.func.value, 40)
+    new = replace_arg_value(call, arg, cst.Attribute(value=index.func.value, attr=cst.Name("device")))
+    return rule.finding(
+        call,
+        f"`{tensor}.get_device()` is -1 for a CPU tensor, which no device accepts; use `{tensor}.device`",
+        [Replace(call, new)],
+    )
 
 
 def _may_hard_code_cuda(ctx: RuleContext, call: cst.Call) -> bool:
