@@ -298,4 +298,3 @@ def _moved_to_a_rank(values: dict[int, Value], call: cst.Call) -> bool:
         and GPU_INDEX_NAME.match(name.rsplit(".", 1)[-1]) is not None
         and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
     )
-
