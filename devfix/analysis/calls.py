@@ -169,6 +169,11 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         grad = not (frozen is not None and isinstance(frozen[0].value, cst.Name) and frozen[0].value.value == "False")
         # a frozen parameter is still registered where it is assigned: `member` says so
         return replace(value, grad=grad, member=not grad) if value.kind is Kind.TENSOR else UNKNOWN
+    if qual in api.PARAMETER_CONTAINERS:
+        # `nn.ParameterList([nn.Parameter(t, requires_grad=False) for ...])`: a module whose
+        # parameters, frozen or not, are registered and move with their owner
+        arguments.escape_all(frame, args)
+        return Value(Kind.MODULE, Place.CPU)
     if qual in api.WRAPPERS:
         return program.wrap(frame, node, qual, args)
     if qual in api.PLACING_WRAPPERS:

@@ -87,6 +87,9 @@ HOST_METHODS = frozenset({"cpu"})
 NN_NON_MODULES = frozenset({"Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter",
                             "UninitializedBuffer", "ModuleList", "ModuleDict", "Sequential"})
 NN_PARAMETERS = frozenset({"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter", "UninitializedBuffer", "Module"})
+# Modules that hold parameters, not layers: whatever they hold is registered with their owner.
+PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterDict",
+                                  "torch.nn.modules.container.ParameterList", "torch.nn.modules.container.ParameterDict"})
 # Containers hold whatever is put in them: their place is their children's.
 NN_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 # Layers without parameters or buffers: calling them never meets a weight, whatever their device.
