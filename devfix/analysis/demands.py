@@ -19,14 +19,14 @@ Read off the syntax of the callee alone, so a summary carries it to other files 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
 from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.torch_api import GPU_INDEX_NAME
+from devfix.analysis.torch_api import AVAILABILITY_CHECKS, GPU_INDEX_NAME, GPU_MEASURING, GPU_MEMORY_READOUTS
 from devfix.analysis.tree import chosen_gpu, cuda_index, kept_parameters
 from devfix.analysis.values import Kind, Value
 
@@ -298,3 +298,29 @@ def _moved_to_a_rank(values: dict[int, Value], call: cst.Call) -> bool:
         and GPU_INDEX_NAME.match(name.rsplit(".", 1)[-1]) is not None
         and (value is None or value.kind not in (Kind.DEVICE, Kind.TENSOR, Kind.MODULE))
     )
+
+
+def gpu_measurements(
+    values: dict[int, Value], calls: Sequence[cst.Call], owner: Callable[[cst.CSTNode], cst.CSTNode]
+) -> list[cst.Call]:
+    """The readouts of GPU memory (`torch.cuda.max_memory_allocated()`) of a scope (`owner`:
+    its function, or the module) that also waits for the GPU or resets its peak counter
+    (`torch.cuda.synchronize()`): a speed and memory benchmark of the GPU (lingua's
+    `test_gradient_and_speed`, openseg's self-tests that print "Average GPU Memory"), whose
+    numbers mean nothing without one. A readout alone is a log line (RepLKNet's `main` prints
+    `torch.cuda.memory_allocated()` as it loads), which runs on a CPU and gives 0; and a
+    profiler that asks whether there is a GPU (pytorch-GAT's, which prints "GPU not available")
+    is written for both kinds of machine."""
+    readouts: dict[int, list[cst.Call]] = {}
+    measuring: set[int] = set()
+    checking: set[int] = set()
+    for call in calls:
+        callee = values.get(id(call.func))
+        qual = callee.qual if callee is not None else None
+        if qual in GPU_MEMORY_READOUTS:
+            readouts.setdefault(id(owner(call)), []).append(call)
+        elif qual in GPU_MEASURING:
+            measuring.add(id(owner(call)))
+        elif qual in AVAILABILITY_CHECKS:
+            checking.add(id(owner(call)))
+    return [call for key, found in readouts.items() if key in measuring - checking for call in found]

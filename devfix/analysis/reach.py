@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devfix.analysis.demands import chosen_cuda_index, cuda_move
+from devfix.analysis.demands import chosen_cuda_index, cuda_move, gpu_measurements
 from devfix.analysis.exits import (
     asked_under_earlier,
     catches_gpu_failures,
@@ -188,7 +188,8 @@ def _gpu_calls(tree: Tree, program: Program) -> _GpuCalls:
             if chosen_cuda_index(program.values, c)
             or (cuda_move(program.values, c) and (distributed or _in_a_cuda_method(tree, c)))
         )
-        for call in [*program.gpu_only_calls, *chosen]:
+        measured = gpu_measurements(program.values, tree.data.calls, lambda node: scope_owner(tree, node))
+        for call in [*program.gpu_only_calls, *chosen, *measured]:
             owner = scope_owner(tree, call)
             if id(call) not in seen and _unconditional_in(tree, call, owner, program):
                 index.direct.setdefault(id(owner), []).append(call)

@@ -243,6 +243,14 @@ CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchroni
 CUDA_ONLY_VALUES = frozenset({"torch.cuda.current_device", "torch.cuda.get_device_name", "torch.cuda.get_device_properties",
                               "torch.cuda.get_device_capability", "torch.cuda.Event", "torch.cuda.Stream",
                               "torch.cuda.mem_get_info", "torch.cuda.device", "torch.cuda.stream"})
+# Readouts of the memory the GPU's tensors take, and the calls that make a measurement of the
+# GPU with one (waiting for its kernels, resetting its peak): a readout gives 0 rather than
+# raise on a CPU-only machine, but a scope that measures the GPU this way is a GPU benchmark.
+GPU_MEMORY_READOUTS = frozenset({"torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated",
+                                 "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+                                 "torch.cuda.memory_cached", "torch.cuda.max_memory_cached"})
+GPU_MEASURING = frozenset({"torch.cuda.synchronize", "torch.cuda.reset_peak_memory_stats",
+                           "torch.cuda.reset_max_memory_allocated"})
 
 # -- devices -----------------------------------------------------------------------------
 AVAILABILITY_CHECKS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available",
