@@ -268,8 +268,9 @@ TYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 TYPE_LIMITS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution"})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                               "torch.set_grad_enabled"})
-LOADS = frozenset({"torch.load", "torch.serialization.load"})
-SAVES = frozenset({"torch.save", "torch.serialization.save"})
+# `torch.jit.load` takes a `map_location` too: a TorchScript archive of a GPU model holds CUDA tensors.
+LOADS = frozenset({"torch.load", "torch.serialization.load", "torch.jit.load", "torch.jit._serialization.load"})
+SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save", "torch.jit._serialization.save"})
 
 # -- host-side consumers -----------------------------------------------------------------
 HOST_LIBRARIES = ("numpy", "sklearn", "scipy", "pandas", "matplotlib", "PIL", "cv2", "seaborn")

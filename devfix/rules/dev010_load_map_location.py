@@ -96,7 +96,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         if _converted_to_numpy(facts, call):
             return None  # `torch.load(f).numpy()` works only on a CPU tensor: the file holds one
         source = facts.code(call.args[0].value, 40)
-        message = f"`torch.load({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
+        loader = facts.code(call.func, 20)
+        message = f"`{loader}({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         moved_after = _moved_after(facts, call)
         kept_on_cpu = _feeds_a_cpu_constructor(facts, call)
         # a whole model the program moves itself afterwards (`if opt.cuda: model.cuda()`) loads
