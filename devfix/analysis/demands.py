@@ -44,9 +44,10 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
     if not switches and not devices:
         return frozenset()
     found = set()
-    for call in _cuda_calls(data, function) if switches else ():
+    calls = _cuda_calls(data, function) if switches else []
+    for call in calls:
         guard = _guarding_name(data, call, function)
-        if guard in switches:
+        if guard in switches and not _moved_either_way(data, call, function, calls):
             found.add(guard)
     found |= _moved_to_gpu_defaults(data, function, devices) if devices else set()
     owner = data.parent.get(id(function))
@@ -179,6 +180,29 @@ def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, 
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.attr.value in kept:
             found.add(kept[test.attr.value])
     return found
+
+
+def _moved_either_way(
+    data: Collected, call: cst.Call, function: cst.FunctionDef, calls: Sequence[cst.Call]
+) -> bool:
+    """The `else:` of the `if flag:` that guards `call` moves to the GPU too (FBA_Matting's
+    `np_to_torch(x, permute=True)`, which calls `.cuda()` on both sides): the flag chooses
+    something else, and the function asks for a GPU whatever it is given."""
+    branch = data.parent.get(id(call))
+    while branch is not None and branch is not function:
+        parent = data.parent.get(id(branch))
+        if isinstance(parent, cst.If) and branch is parent.body:
+            orelse = parent.orelse
+            return orelse is not None and any(_holds(data, orelse, other) for other in calls)
+        branch = parent
+    return False
+
+
+def _holds(data: Collected, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    node: cst.CSTNode | None = inner
+    while node is not None and node is not outer:
+        node = data.parent.get(id(node))
+    return node is outer
 
 
 def _guarding_name(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> str | None:
