@@ -182,6 +182,10 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     if base.text == GPU_IDS and len(indices) == 1 and isinstance(indices[0][0], (cst.Integer, cst.UnaryOperation)):
         # `gpu_ids[0]` of `list(range(torch.cuda.device_count()))`: an IndexError without a GPU
         frame.program.gpu_only_calls.append(node)
+    if base.kind is Kind.TENSOR and _legacy_element(node, indices, sliced):
+        # `loss.data[0]` of PyTorch 0.3, where a loss had one element and this gave a Python
+        # number (low-rank fusion's `valid_loss.data[0]`); a 0-dim tensor, or IndexError, today
+        return UNKNOWN
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
             if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node):
@@ -226,6 +230,18 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     if base.kind is Kind.HOST:
         return HOST
     return UNKNOWN
+
+
+def _legacy_element(node: cst.Subscript, indices: list[tuple[cst.BaseExpression, Value]], sliced: bool) -> bool:
+    """`x.data[0]`: one element read off `.data` by a constant index, the idiom of PyTorch 0.3."""
+    value = node.value
+    return (
+        not sliced
+        and len(indices) == 1
+        and isinstance(indices[0][0], cst.Integer)
+        and isinstance(value, cst.Attribute)
+        and value.attr.value == "data"
+    )
 
 
 def program_member(module: Value) -> Value:
