@@ -212,7 +212,7 @@ def unused_class_methods(
     wanted = {name for found in classes.values() for name, _ in found}
     if not wanted:
         return {}
-    codes = {path: COMMENT.sub(b"", data) for path, data in files}
+    codes = {path: code_words(data) for path, data in files}
     if any(_imports_by_name(code) for code in codes.values()):
         return {}  # a module imported by a computed name may be any file's
     data_of = dict(files)
@@ -224,6 +224,7 @@ def unused_class_methods(
         written[path] = Counter(word for word in WORD.findall(code) if word in wanted)
         if written[path]:
             written[path].subtract(_passed_on(code, wanted))
+            written[path].subtract(_given_as_labels(code, wanted))
         # its own classes, by a computed name: `globals()[name]`, `eval(name)` (a `getattr(det, k)`
         # on an object reaches that object's attributes only)
         own_lookup[path] = looks_up_by_name(data)
@@ -268,6 +269,19 @@ def _passed_on(code: bytes, wanted: set[bytes]) -> Counter[bytes]:
     for match in _ALL.finditer(code):
         found.update(word for word in WORD.findall(match.group(1)) if word in wanted)
     return found
+
+
+# `project='Raindrop'`, `name = "Raindrop"`: a quoted name given as a value, a label.
+_LABEL = re.compile(rb"""(?<![=!<>])=[ \t]*(['"])([A-Za-z_]\w*)\1""")
+
+
+def _given_as_labels(code: bytes, wanted: set[bytes]) -> Counter[bytes]:
+    """The names of `wanted` a file writes only as a quoted value (Raindrop's
+    `wandb.init(project='Raindrop')`, beside an unused `class Raindrop`): a file that looks
+    nothing up by a computed name (those are asked apart) builds no class from a label."""
+    if b"'" not in code and b'"' not in code:
+        return Counter()
+    return Counter(name for _, name in _LABEL.findall(code) if name in wanted)
 
 
 def _library_folders(files: list[tuple[str, bytes]], index: ProjectIndex) -> set[str]:
