@@ -182,9 +182,7 @@ def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, 
     return found
 
 
-def _moved_either_way(
-    data: Collected, call: cst.Call, function: cst.FunctionDef, calls: Sequence[cst.Call]
-) -> bool:
+def _moved_either_way(data: Collected, call: cst.Call, function: cst.FunctionDef, calls: Sequence[cst.Call]) -> bool:
     """The `else:` of the `if flag:` that guards `call` moves to the GPU too (FBA_Matting's
     `np_to_torch(x, permute=True)`, which calls `.cuda()` on both sides): the flag chooses
     something else, and the function asks for a GPU whatever it is given."""

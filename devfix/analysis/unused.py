@@ -15,7 +15,7 @@ import weakref
 from collections import Counter
 from collections.abc import Collection
 
-from devfix.analysis.callers import COMMENT, WORD, code_words
+from devfix.analysis.callers import WORD, code_words
 from devfix.analysis.imports import IMPORT, ProjectIndex, dotted, import_statements, imported_modules, module_attributes
 from devfix.analysis.text import (
     MODULE_BASES,
