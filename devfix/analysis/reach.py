@@ -54,6 +54,8 @@ def runs_without_gpu(
     (the default), a line whose failure the author catches (`try: ... except Exception:`)
     counts as one that does not: a CUDA call there crashes nothing."""
     memo = _memo if _memo is not None else {}
+    if isinstance(node, cst.Call) and reads_unbound_name([node.func], tree.scope_of(node), tree.data):
+        return False  # `psp.PSPNet(...).cuda()` where nothing binds `psp`: NameError on every machine
     child: cst.CSTNode = node
     in_loop = False  # a `try` around a whole loop logs what ends a run; it is no CUDA fallback
     for ancestor in tree.ancestors(node):
