@@ -54,7 +54,7 @@ def runs_without_gpu(
     (the default), a line whose failure the author catches (`try: ... except Exception:`)
     counts as one that does not: a CUDA call there crashes nothing."""
     memo = _memo if _memo is not None else {}
-    if isinstance(node, cst.Call) and reads_unbound_name([node.func], tree.scope_of(node), tree.data):
+    if isinstance(node, cst.Call) and _reads_an_unbound_name(tree, node):
         return False  # `psp.PSPNet(...).cuda()` where nothing binds `psp`: NameError on every machine
     child: cst.CSTNode = node
     in_loop = False  # a `try` around a whole loop logs what ends a run; it is no CUDA fallback
@@ -106,6 +106,15 @@ def runs_without_gpu(
     if isinstance(top, cst.ClassDef) and _gpu_test_case(tree, program, top):
         return False
     return not needs_gpu(tree, program, tree.module)
+
+
+def _reads_an_unbound_name(tree: Tree, call: cst.Call) -> bool:
+    """The callee reads a name nothing binds; not in a comprehension or a lambda, whose own
+    names the scopes do not hold."""
+    scoped = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
+    if any(isinstance(ancestor, scoped) for ancestor in tree.ancestors(call)):
+        return False
+    return reads_unbound_name([call.func], tree.scope_of(call), tree.data)
 
 
 def _is_test_case(klass: cst.ClassDef) -> bool:
