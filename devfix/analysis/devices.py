@@ -24,7 +24,7 @@ from functools import cached_property
 import libcst as cst
 
 from devfix.analysis.classinfo import ClassInfo
-from devfix.analysis.operations import asks_several
+from devfix.analysis.operations import reads_a_switch
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, PLAIN_DEVICE_NAMES, device_string_place, gpu_number
@@ -454,7 +454,7 @@ class Devices:
             return False
         data = self.tree.data
         return any(
-            self.tree.enclosing(branch, cst.FunctionDef) is function and _reads_a_name(branch.test, switches)
+            self.tree.enclosing(branch, cst.FunctionDef) is function and reads_a_switch(branch.test, switches)
             for branch in data.within(data.ifs, function)
         )
 
@@ -763,30 +763,6 @@ def _mentions_choice(node: cst.CSTNode) -> bool:
 
     node.visit(Strings())
     return any(found)
-
-
-def _reads_a_name(test: cst.BaseExpression, names: set[str]) -> bool:
-    """`test` reads one of `names` as itself: `n_gpus`, `not cuda`, `n_gpus > 1`, `gpu is not
-    None`, `len(gpu_ids)`, `cuda and x`."""
-    if isinstance(test, cst.Name):
-        return test.value in names
-    if isinstance(test, cst.UnaryOperation):
-        return _reads_a_name(test.expression, names)
-    if isinstance(test, cst.BooleanOperation):
-        return _reads_a_name(test.left, names) or _reads_a_name(test.right, names)
-    if isinstance(test, cst.Comparison):
-        if _counts_several(test):
-            return False  # waveglow's `if num_gpus > 1: init_distributed(...)`: how many, not whether
-        return _reads_a_name(test.left, names) or any(_reads_a_name(c.comparator, names) for c in test.comparisons)
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
-        return _reads_a_name(test.args[0].value, names)
-    return False
-
-
-def _counts_several(test: cst.Comparison) -> bool:
-    """`num_gpus > 1`, `n_gpu >= 2`: a test of how many GPUs, which says nothing of whether."""
-    number = test.comparisons[0].comparator if len(test.comparisons) == 1 else None
-    return isinstance(number, cst.Integer) and asks_several(test, int(number.value))
 
 
 _CONTAINER_HINTS = frozenset({"Dict", "dict", "List", "list", "Mapping", "MutableMapping", "Sequence", "Tuple", "tuple",

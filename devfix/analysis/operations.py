@@ -506,6 +506,30 @@ def asks_several(node: cst.Comparison, limit: int) -> bool:
     )
 
 
+def reads_a_switch(test: cst.BaseExpression, names: set[str]) -> bool:
+    """`test` reads one of `names` (GPU switches) as itself: `n_gpus`, `not cuda`, `n_gpus > 1`, `gpu is not
+    None`, `len(gpu_ids)`, `cuda and x`."""
+    if isinstance(test, cst.Name):
+        return test.value in names
+    if isinstance(test, cst.UnaryOperation):
+        return reads_a_switch(test.expression, names)
+    if isinstance(test, cst.BooleanOperation):
+        return reads_a_switch(test.left, names) or reads_a_switch(test.right, names)
+    if isinstance(test, cst.Comparison):
+        if counts_several(test):
+            return False  # waveglow's `if num_gpus > 1: init_distributed(...)`: how many, not whether
+        return reads_a_switch(test.left, names) or any(reads_a_switch(c.comparator, names) for c in test.comparisons)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
+        return reads_a_switch(test.args[0].value, names)
+    return False
+
+
+def counts_several(test: cst.Comparison) -> bool:
+    """`num_gpus > 1`, `n_gpu >= 2`: a test of how many GPUs, which says nothing of whether."""
+    number = test.comparisons[0].comparator if len(test.comparisons) == 1 else None
+    return isinstance(number, cst.Integer) and asks_several(test, int(number.value))
+
+
 def _option_string_test(node: cst.Comparison, said: str) -> Value | None:
     """`args.visible_gpus != "-1"`, `cmd_args.mode == "gpu"`: an option compared with a string
     that names the GPU, the CPU or "no GPU" says whether the user chose a GPU."""
