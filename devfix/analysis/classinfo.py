@@ -31,6 +31,9 @@ class ClassInfo:
     attrs: dict[str, Value] = field(default_factory=dict)  # `self.x` values, joined over all writes
     writes: dict[str, list[tuple[cst.CSTNode, Value]]] = field(default_factory=dict)  # this pass
     writes_seen: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # the targets of the previous pass
+    # attributes each write of which holds an object of a class devfix knows and reads as no
+    # module (`self.f = STNFunction()` in one branch, `STNFunctionBCHW()` in the other)
+    known_objects: frozenset[str] = frozenset()
     settled: bool = False  # `attrs` were settled once (at the end of a pass, or after its `__init__`)
     buffers: set[str] = field(default_factory=set)
     registers_by_hand: bool = False  # `__init__` registers layers itself (`self.add_module(...)`, `setattr(self, ...)`)
@@ -121,6 +124,7 @@ class ClassInfo:
             and value.place is Place.UNKNOWN
             and value.qual is None
             and value.cls is None  # not an instance of a plain class devfix knows (`DistModel()`)
+            and name not in self.known_objects
             for name, value in self.attrs.items()
         ):
             return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights

@@ -700,6 +700,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         """The class's attributes, each the join of what this pass wrote to it."""
         attrs: dict[str, Value] = {}
         writes_seen = {}
+        known_objects = set()
         for name, writes in klass.writes.items():
             writes = self._tensor_or_none(klass, writes)
             value: Value | None = None
@@ -707,8 +708,11 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
                 value = join(value, written) if value is not None else written
             attrs[name] = value or UNKNOWN
             writes_seen[name] = [target for target, _ in writes]
+            if writes and all(written.kind is Kind.OTHER and written.cls is not None for _, written in writes):
+                known_objects.add(name)
         klass.attrs = attrs
         klass.writes_seen = writes_seen
+        klass.known_objects = frozenset(known_objects)
         klass.settled = True
 
 
