@@ -663,11 +663,13 @@ def declarations_allowed(config: Config) -> bool:
 
 
 def _unique(facts: FileFacts, findings: list[Finding]) -> list[Finding]:
-    """One finding per rule and original position: the first a rule reported there."""
-    seen: set[tuple[str, int, int]] = set()
+    """One finding per rule and original node: the first a rule reported there. Two nodes may
+    start at one position (`torch.cuda.FloatTensor(x).cuda()`: the `.cuda()` call and the
+    CUDA-only type it opens with), and each keeps its finding and its fix."""
+    seen: set[tuple[str, int, int, int]] = set()
     kept = []
     for finding in findings:
-        key = (finding.rule.code, *facts.position(finding.node))
+        key = (finding.rule.code, *facts.position(finding.node), len(facts.code(finding.node, 10_000)))
         if key in seen:
             continue
         seen.add(key)
