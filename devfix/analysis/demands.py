@@ -133,6 +133,20 @@ def _moved_to_gpu_defaults(data: Collected, function: cst.FunctionDef, params: s
         for target in _device_targets(call):
             if isinstance(target, cst.Name) and target.value in params and _always_runs(data, call, function):
                 found.add(target.value)
+    for assign in data.within(data.assigns, function):
+        # `iterator_kwargs = {..., "device": device}`, handed on as `**iterator_kwargs` to the
+        # loaders (pt.seq2seq's `get_data(..., device='cuda')` and its torchtext iterators)
+        if isinstance(assign.value, cst.Dict) and _always_runs(data, assign, function):
+            for element in assign.value.elements:
+                key = element.key if isinstance(element, cst.DictElement) else None
+                value = element.value
+                if (
+                    isinstance(key, cst.SimpleString)
+                    and key.evaluated_value == "device"
+                    and isinstance(value, cst.Name)
+                    and value.value in params
+                ):
+                    found.add(value.value)
     return found
 
 
