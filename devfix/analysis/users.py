@@ -55,21 +55,50 @@ def calls(tree: Tree, program: Program) -> list[Use]:
         if method is not None:
             found.append(method)
             continue
-        if not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
-            continue
-        if isinstance(ref, cst.ClassDef) and _built_by_its_own_method(tree, program, ref, call):
-            continue  # `def new(self): return Network(...)`: only an instance built elsewhere runs it
-        export = program.linked.get(id(ref))
-        if export is not None:
-            path = getattr(export, "path", "")
-        elif tree.parent(ref) is tree.module:
-            path = program.path
-        else:
-            continue
-        if path:
-            # a call inside `try: ... except Exception:` still runs: only a GPU-only path counts
-            found.append((path, ref.name.value, runs_without_gpu(tree, program, call, caught=False)))
+        refs = [ref] if isinstance(ref, (cst.ClassDef, cst.FunctionDef)) else _chosen(tree, program, call)
+        for chosen in refs:
+            if isinstance(chosen, cst.ClassDef) and _built_by_its_own_method(tree, program, chosen, call):
+                continue  # `def new(self): return Network(...)`: only an instance built elsewhere runs it
+            export = program.linked.get(id(chosen))
+            if export is not None:
+                path = getattr(export, "path", "")
+            elif tree.parent(chosen) is tree.module:
+                path = program.path
+            else:
+                continue
+            if path:
+                # a call inside `try: ... except Exception:` still runs: only a GPU-only path counts
+                found.append((path, chosen.name.value, runs_without_gpu(tree, program, call, caught=False)))
     return found
+
+
+def _chosen(tree: Tree, program: Program, call: cst.Call) -> list[cst.ClassDef | cst.FunctionDef]:
+    """The classes (or functions) a call builds through a variable that picks one of them:
+    `mem_func = RGBMoCo if opt.modal == 'RGB' else CMCMoCo; mem_func(...)` (PyContrast),
+    `HEAD_DICT = {'ArcFace': ArcFace, ...}; HEAD_DICT[name](...)` (cavaface). Every binding of
+    the variable in the scope is such a choice; each class it may hold is built by the call."""
+    func = call.func
+    holder = func.value if isinstance(func, cst.Subscript) else func
+    if not isinstance(holder, cst.Name):
+        return []
+    bindings = tree.scope_of(call).lookup(holder.value) or []
+    options: list[cst.BaseExpression] = []
+    for binding in bindings:
+        picked = binding.value
+        if isinstance(func, cst.Name) and isinstance(picked, cst.IfExp):
+            options += [picked.body, picked.orelse]
+        elif isinstance(func, cst.Subscript) and isinstance(picked, cst.Dict):
+            options += [element.value for element in picked.elements if isinstance(element, cst.DictElement)]
+        else:
+            return []  # bound otherwise too (a parameter, a loop, a class handed in)
+    refs = []
+    for option in options:
+        value = program.values.get(id(option))
+        ref = value.ref if value is not None else None
+        if not isinstance(option, cst.Name) or not isinstance(ref, (cst.ClassDef, cst.FunctionDef)):
+            return []  # something else may be picked: a class handed in, a library's
+        refs.append(ref)
+    return refs
 
 
 def _method_use(tree: Tree, program: Program, call: cst.Call, value: Value | None) -> Use | None:
@@ -149,6 +178,59 @@ def named_elsewhere(source: bytes, names: frozenset[str], known: Mentions | None
     return Mentions(frozenset(visitor.elsewhere))
 
 
+def _pickers(scope: ast.AST) -> set[int]:
+    """The `A if c else B` and `{"a": A, ...}` values (ids) of the assignments of a function
+    (`scope`) that bind a local name only ever called (`f(...)`) or, for a dictionary, indexed
+    and called (`d[k](...)`) there, at least once: the names they hold are built there, not
+    handed over. (A module's names are for any importer to read.)"""
+    if not any(isinstance(node, ast.Assign) and _names_only(node.value) for node in ast.walk(scope)):
+        return set()
+    candidates: dict[str, list[ast.expr]] = {}
+    bound: set[str] = set()  # names some other statement binds too: not asked
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(scope):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            assign = parents.get(id(node))
+            if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and _names_only(assign.value):
+                candidates.setdefault(node.id, []).append(assign.value)
+            else:
+                bound.add(node.id)
+    for name in bound:
+        candidates.pop(name, None)
+    if not candidates:
+        return set()
+    kinds = {name: {type(value) for value in values} for name, values in candidates.items()}
+    used: set[str] = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            outer = parents.get(id(parent)) if parent is not None else None
+            if kinds[node.id] == {ast.IfExp}:
+                called = isinstance(parent, ast.Call) and parent.func is node
+            else:
+                called = isinstance(parent, ast.Subscript) and isinstance(outer, ast.Call) and outer.func is parent
+            if not called:
+                candidates.pop(node.id)
+            else:
+                used.add(node.id)
+    return {id(value) for name, values in candidates.items() if name in used for value in values}
+
+
+def _names_only(value: ast.expr) -> bool:
+    """`A if c else B`, `{"a": A, "b": B}`: a choice among plain names."""
+    if isinstance(value, ast.IfExp):
+        return isinstance(value.body, ast.Name) and isinstance(value.orelse, ast.Name)
+    if isinstance(value, ast.Dict):
+        return (
+            bool(value.values)
+            and all(k is not None for k in value.keys)
+            and all(isinstance(v, ast.Name) for v in value.values)
+        )
+    return False
+
+
 def mentioned_elsewhere(source: bytes) -> Mentions | None:
     """named_elsewhere for every name at once (None where CPython's parser cannot read the
     file): whether a mention counts never depends on the names asked about, so the engine's
@@ -190,6 +272,7 @@ class _AstMentions(ast.NodeVisitor):
         self.bases: set[tuple[str, str]] = set()
         self.inside: list[str] = []
         self.libraries: set[str] = set()  # names imports bind to library modules (`torch`, `np`)
+        self.pickers: set[int] = set()  # choices of classes a call builds (`_pickers`), not mentions
 
     def _mention(self, identifier: str | None) -> None:
         if (
@@ -222,6 +305,7 @@ class _AstMentions(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for part in (*node.decorator_list, node.args):
             self.visit(part)  # not its return annotation, which LibCST's visit skips too
+        self.pickers |= _pickers(node)
         self._inside(node.name, node.body)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -252,6 +336,10 @@ class _AstMentions(ast.NodeVisitor):
         for target in node.targets:
             if not isinstance(target, ast.Name):
                 self.visit(target)
+        if id(node.value) in self.pickers:
+            if isinstance(node.value, ast.IfExp):
+                self.visit(node.value.test)
+            return  # `mem_func = RGBMoCo if ... else CMCMoCo`, then `mem_func(...)`: calls
         self.visit(node.value)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
