@@ -727,21 +727,23 @@ def _apply_checked(
     findings dropped for producing code that does not parse (reported as internal errors,
     never written), and whether the bytes were spliced into the original text.
     """
-    new_module, fixed = _apply(module, facts, findings)
-    if not fixed:
-        return b"", fixed, [], False
-    code, spliced = _fixed_code(facts, new_module, cpython)
-    if code is not None:
-        return code, fixed, [], spliced
-    dropped = [f for f in fixed if _fixed_code(facts, _apply(module, facts, [f])[0], cpython)[0] is None]
-    keep = [f for f in findings if f not in dropped and not (dropped and f.rule.code == "DEV001" and f not in fixed)]
-    new_module, fixed = _apply(module, facts, keep)
-    if not fixed:
-        return b"", fixed, dropped, False
-    code, spliced = _fixed_code(facts, new_module, cpython)
-    if code is None:
-        raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
-    return code, fixed, dropped, spliced
+    dropped: list[Finding] = []
+    keep = list(findings)
+    # a fix that lost to a conflict in one round may be applied in the next: each round drops
+    # the fixes that break the code alone among those it applied
+    for _ in range(len(findings) + 1):
+        new_module, fixed = _apply(module, facts, keep)
+        if not fixed:
+            return b"", fixed, dropped, False
+        code, spliced = _fixed_code(facts, new_module, cpython)
+        if code is not None:
+            return code, fixed, dropped, spliced
+        breaking = [f for f in fixed if _fixed_code(facts, _apply(module, facts, [f])[0], cpython)[0] is None]
+        if not breaking:
+            break
+        dropped += breaking
+        keep = [f for f in keep if f not in breaking and not (f.rule.code == "DEV001" and f not in fixed)]
+    raise _Unparseable("internal error: devfix's fixes produced code that does not parse; file left unchanged")
 
 
 def _fixed_code(facts: FileFacts, new_module: cst.Module, cpython: bool) -> tuple[bytes | None, bool]:
