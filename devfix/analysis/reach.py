@@ -109,12 +109,16 @@ def runs_without_gpu(
 
 
 def _reads_an_unbound_name(tree: Tree, call: cst.Call) -> bool:
-    """The callee reads a name nothing binds; not in a comprehension or a lambda, whose own
-    names the scopes do not hold."""
-    scoped = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
-    if any(isinstance(ancestor, scoped) for ancestor in tree.ancestors(call)):
+    """The callee's chain (`psp.PSPNet(...).cuda`) starts at a name nothing binds; not in a
+    comprehension or a lambda, whose own names the scopes do not hold. Asked of every
+    candidate finding, so the chain is walked by hand and the scopes asked last."""
+    root: cst.BaseExpression = call.func
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if not isinstance(root, cst.Name) or not reads_unbound_name([root], tree.scope_of(call), tree.data):
         return False
-    return reads_unbound_name([call.func], tree.scope_of(call), tree.data)
+    scoped = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
+    return not any(isinstance(ancestor, scoped) for ancestor in tree.ancestors(call))
 
 
 def _is_test_case(klass: cst.ClassDef) -> bool:
