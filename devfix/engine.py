@@ -663,9 +663,8 @@ def declarations_allowed(config: Config) -> bool:
 
 
 def _unique(facts: FileFacts, findings: list[Finding]) -> list[Finding]:
-    """One finding per rule and original node: the first a rule reported there. Two nodes may
-    start at one position (`torch.cuda.FloatTensor(x).cuda()`: the `.cuda()` call and the
-    CUDA-only type it opens with), and each keeps its finding and its fix."""
+    """One finding per rule and original node, the first a rule reported: two nodes may start at
+    one position (`torch.cuda.FloatTensor(x).cuda()`: the call and the type), each its own."""
     seen: set[tuple[str, int, int, int]] = set()
     kept = []
     for finding in findings:
@@ -729,8 +728,7 @@ def _apply_checked(
     """
     dropped: list[Finding] = []
     keep = list(findings)
-    # a fix that lost to a conflict in one round may be applied in the next: each round drops
-    # the fixes that break the code alone among those it applied
+    # a fix that lost a conflict may apply in the next round: each drops those that break alone
     for _ in range(len(findings) + 1):
         new_module, fixed = _apply(module, facts, keep)
         if not fixed:
