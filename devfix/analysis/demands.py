@@ -46,8 +46,11 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
     found = set()
     calls = _cuda_calls(data, function) if switches else []
     for call in calls:
-        guard = _guarding_name(data, call, function)
-        if guard in switches and not _moved_either_way(data, call, function, calls):
+        branch = _guarding_if(data, call, function)
+        guard = branch.test.value if branch is not None and isinstance(branch.test, cst.Name) else None
+        # not where the `else:` moves to the GPU too (FBA_Matting's `np_to_torch(x,
+        # permute=True)`): that flag picks something else, and the function always asks
+        if guard in switches and not (branch is not None and _moves_in(data, branch.orelse, calls)):
             found.add(guard)
     found |= _moved_to_gpu_defaults(data, function, devices) if devices else set()
     owner = data.parent.get(id(function))
@@ -196,38 +199,30 @@ def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, 
     return found
 
 
-def _moved_either_way(data: Collected, call: cst.Call, function: cst.FunctionDef, calls: Sequence[cst.Call]) -> bool:
-    """The `else:` of the `if flag:` that guards `call` moves to the GPU too (FBA_Matting's
-    `np_to_torch(x, permute=True)`, which calls `.cuda()` on both sides): the flag chooses
-    something else, and the function asks for a GPU whatever it is given."""
-    branch = data.parent.get(id(call))
-    while branch is not None and branch is not function:
-        parent = data.parent.get(id(branch))
-        if isinstance(parent, cst.If) and branch is parent.body:
-            orelse = parent.orelse
-            return orelse is not None and any(_holds(data, orelse, other) for other in calls)
-        branch = parent
+def _moves_in(data: Collected, block: cst.CSTNode | None, calls: Sequence[cst.Call]) -> bool:
+    """One of `calls` is inside `block`."""
+    if block is None:
+        return False
+    for call in calls:
+        node: cst.CSTNode | None = call
+        while node is not None and node is not block:
+            node = data.parent.get(id(node))
+        if node is block:
+            return True
     return False
-
-
-def _holds(data: Collected, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    node: cst.CSTNode | None = inner
-    while node is not None and node is not outer:
-        node = data.parent.get(id(node))
-    return node is outer
-
-
-def _guarding_name(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> str | None:
-    """The name tested by the nearest `if` whose body holds `node`, inside `function` and in
-    its own scope (a nested function's `if cuda:` tests its own parameter)."""
-    test = _guarding_test(data, node, function)
-    return test.value if isinstance(test, cst.Name) else None
 
 
 def _guarding_test(data: Collected, node: cst.CSTNode, owner: cst.CSTNode) -> cst.BaseExpression | None:
     """The test of the nearest `if` whose body holds `node`, inside `owner`: in the function's
     own scope, or (`owner` a class) in any of its methods and their nested functions."""
-    guard, decided = None, False
+    branch = _guarding_if(data, node, owner)
+    return branch.test if branch is not None else None
+
+
+def _guarding_if(data: Collected, node: cst.CSTNode, owner: cst.CSTNode) -> cst.If | None:
+    """The nearest `if` whose body holds `node`, inside `owner` (see `_guarding_test`)."""
+    guard: cst.If | None = None
+    decided = False
     child = node
     parent = data.parent.get(id(node))
     while parent is not None and parent is not owner:
@@ -240,7 +235,7 @@ def _guarding_test(data: Collected, node: cst.CSTNode, owner: cst.CSTNode) -> cs
         if isinstance(parent, cst.If) and child is not parent.test and not decided:
             decided = True  # the `else` side, or a condition that is more than the flag: no guard
             if child is parent.body:
-                guard = parent.test
+                guard = parent
         child, parent = parent, data.parent.get(id(parent))
     return guard if parent is owner else None
 
