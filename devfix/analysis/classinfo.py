@@ -123,8 +123,7 @@ class ClassInfo:
             and value.kind is Kind.OTHER
             and value.place is Place.UNKNOWN
             and value.qual is None
-            and value.cls is None  # not an instance of a plain class devfix knows (`DistModel()`)
-            and name not in self.known_objects
+            and name not in self.known_objects  # not objects of classes devfix knows (`DistModel()`)
             for name, value in self.attrs.items()
         ):
             return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights
