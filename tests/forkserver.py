@@ -25,6 +25,8 @@ def _child(request) -> None:
     os.dup2(os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if errors else out, 2)
     os.chdir(request["cwd"])
     os.environ.update(request.get("env", {}))
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == "":
+        _keep_cuda_hidden()
     argv = request["argv"]
     code = 0
     try:
@@ -45,6 +47,29 @@ def _child(request) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _keep_cuda_hidden() -> None:
+    """Make the child a machine without CUDA for good, as CI's machines are.
+
+    The runner hides the GPUs with CUDA_VISIBLE_DEVICES="", but a script may set that
+    variable itself before CUDA starts (GraphRNN's scripts pick their GPU so), and on a GPU
+    machine its "CPU-only" run would then use the GPU. CUDA starts through
+    `torch.cuda._lazy_init` (tensor and module `.cuda()` call it too): make it fail as it does
+    on a build without CUDA, and report no device. `devfix verify` patches these for its
+    simulated GPU and puts these back afterwards. A CPU build needs none of it.
+    """
+    import torch
+
+    if torch.version.cuda is None:
+        return
+
+    def no_cuda(*args, **kwargs):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    torch.cuda._lazy_init = no_cuda
+    torch.cuda.is_available = lambda: False
+    torch.cuda.device_count = lambda: 0
 
 
 def _wait(pid: int, timeout: float) -> int:
