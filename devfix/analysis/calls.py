@@ -159,7 +159,7 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
     functional = api.functional_name(qual)
     if functional is not None:
         return torch_calls.functional(frame, node, functional, args)
-    layer = api.nn_class(qual)
+    layer = api.nn_class(qual) or ("CTCLoss" if qual in api.OTHER_CTC_LOSSES else None)
     if layer is not None:
         return program.construct_layer(frame, node, qual, layer, args)
     if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":

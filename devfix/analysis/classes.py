@@ -398,7 +398,8 @@ class ClassFlow(FlowState):
         if known.kind is Kind.MODULE:
             if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
                 return UNKNOWN
-            return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=None)
+            ctc = known.obj is not None and any(m in self.ctc_losses for m in members(known.obj))  # lengths: CPU
+            return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=known.obj if ctc else None)
         if known.kind is Kind.TENSOR:
             if known.grad or known.member:  # nn.Parameter, frozen or not
                 return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}), grad=known.grad)

@@ -158,6 +158,9 @@ ITERATION_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tq
 # Loaders of the legacy Lua port (PyTorch < 1.0): what they return is a `torch.legacy.nn`
 # object with its own `.cuda()` and no `.to()` (pixel2style2pixel's sketch script).
 LEGACY_LUA_LOADERS = frozenset({"torch.utils.serialization.load_lua"})
+# CTC losses of other libraries (the warp-ctc bindings ESPnet-era speech code imports): like
+# `nn.CTCLoss`, they take labels and lengths on the CPU whatever device the activations are on.
+OTHER_CTC_LOSSES = frozenset({"warpctc_pytorch.CTCLoss", "torch_baidu_ctc.CTCLoss"})
 # Names of the sequence lengths a model takes beside its inputs (`input_lengths`, `src_lens`):
 # kept on the CPU by design (`pack_padded_sequence` wants them there, CTC takes them there).
 LENGTHS_NAME = re.compile(r"^(?:[a-z0-9]+_)*(?:lengths?|lens)$", re.IGNORECASE)
