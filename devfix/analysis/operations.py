@@ -168,6 +168,57 @@ def _an_element(frame: Frame, index: cst.BaseExpression) -> bool:
     )
 
 
+def _a_flat_element(frame: Frame, index: cst.BaseExpression) -> bool:
+    """`cm[t.long(), p.long()] += 1` in `for t, p in zip(labels.view(-1), preds.view(-1)):`, the
+    confusion-matrix idiom: `t` is one element (0-dim) of a flattened tensor, which indexes a
+    tensor on any device as the number it holds (PointNet's CPU matrix counted from GPU labels)."""
+    while isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and not index.args:
+        if index.func.attr.value not in api.DTYPES:
+            return False
+        index = index.func.value  # `t.long()`
+    if not isinstance(index, cst.Name):
+        return False
+    parent = frame.program.data.parent.get(id(index))
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if isinstance(parent, cst.For) and _binds(parent.target, index.value):
+            loop = parent.iter
+            zipped = isinstance(loop, cst.Call) and _qual(frame, loop.func) == "builtins.zip"
+            sources = loop.args if isinstance(loop, cst.Call) and zipped else None
+            return all(_flattened(arg.value) for arg in sources) if sources else _flattened(loop)
+        parent = frame.program.data.parent.get(id(parent))
+    return False
+
+
+def _qual(frame: Frame, node: cst.BaseExpression) -> str | None:
+    value = frame.program.values.get(id(node))
+    return value.qual if value is not None else None
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(element.value, name) for element in target.elements)
+    return False
+
+
+def _flattened(node: cst.BaseExpression) -> bool:
+    """`x.view(-1)`, `x.reshape(-1)`, `x.flatten()`, `x.ravel()`: a one-dimensional tensor."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    name, args = node.func.attr.value, node.args
+    if name in ("flatten", "ravel"):
+        return not args
+    minus_one = (
+        len(args) == 1
+        and isinstance(args[0].value, cst.UnaryOperation)
+        and isinstance(args[0].value.operator, cst.Minus)
+        and isinstance(args[0].value.expression, cst.Integer)
+        and args[0].value.expression.value == "1"
+    )
+    return name in ("view", "reshape") and minus_one
+
+
 def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
     indices = []
     sliced = False
@@ -188,7 +239,9 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
         return UNKNOWN
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
-            if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node):
+            if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node) and not (
+                _a_flat_element(frame, index_node)
+            ):
                 frame.program.meet(node, "index", [(node.value, base), (index_node, index)], detail="subscript")
         if (
             sliced
