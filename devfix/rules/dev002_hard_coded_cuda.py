@@ -82,8 +82,10 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             return  # a multi-process program picks a GPU per rank by design
         collecting: dict[int, bool] = {}
         for call in facts.data.calls:
-            if facts.value(call) is None or not _may_hard_code_cuda(ctx, call):
-                continue  # never runs, or nothing `_check_call` looks at
+            if not _may_hard_code_cuda(ctx, call):
+                continue  # nothing `_check_call` looks at
+            if facts.value(call) is None and not _only_without_a_gpu(facts, call):
+                continue  # never runs
             if not self._runs_without_gpu(ctx, call):
                 continue  # only where there is a GPU
             if _feeds_collectives(facts, call, collecting):
@@ -405,6 +407,26 @@ def _index_of_a_tensor(ctx: RuleContext, call: cst.Call, arg: cst.Arg, rule: Rul
         f"`{tensor}.get_device()` is -1 for a CPU tensor, which no device accepts; use `{tensor}.device`",
         [Replace(call, new)],
     )
+
+
+def _only_without_a_gpu(facts: FileFacts, call: cst.Call) -> bool:
+    """`call` lies in a branch that a CPU-only machine takes and a GPU machine does not: the
+    `else:` of `if opt.gpu is not None: model = model.cuda(opt.gpu)`, the default run's
+    `model = nn.DataParallel(model).cuda()` (few-shot-video-classification's `generate_model`).
+    The flow follows a GPU machine's run and never enters it, but a run without a GPU does,
+    and crashes there. Decided by the nearest `if` around the call in its function."""
+    tree, program = facts.tree, facts.program
+    child: cst.CSTNode = call
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+            return False
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            value = program.values.get(id(ancestor.test))
+            if value is None or value.truth is None or value.cpu is None or value.truth == value.cpu:
+                return False
+            return (child is ancestor.body) == value.cpu
+        child = ancestor
+    return False
 
 
 def _may_hard_code_cuda(ctx: RuleContext, call: cst.Call) -> bool:
