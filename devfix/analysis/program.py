@@ -33,7 +33,7 @@ from devfix.analysis.linking import Export, FunctionSummary, Linker
 from devfix.analysis.names import NameFlow
 from devfix.analysis.options import collect_options
 from devfix.analysis.project import ProjectView
-from devfix.analysis.tree import displayed_by_their_cells, first_failure, imports_torch
+from devfix.analysis.tree import displayed_by_their_cells, first_failure, imports_torch, main_block_failure
 from devfix.analysis.values import (
     HOST,
     UNKNOWN,
@@ -102,6 +102,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
+        self.main_failure = main_block_failure(data.module, data, view.missing_modules)
         # What callers in other project files pass to this file's top-level functions that no
         # call of this file reaches (their parameters are otherwise unknown).
         self.incoming = incoming or {}

@@ -749,7 +749,7 @@ def _asks_after(tree: Tree, program: Program, block: cst.CSTNode, child: cst.CST
 
 
 def _ends_the_run(tree: Tree, program: Program, block: cst.CSTNode, statement: cst.CSTNode) -> bool:
-    if statement is program.first_failure and block is tree.module:
+    if (statement is program.first_failure and block is tree.module) or statement is program.main_failure:
         return True  # raises ImportError or NameError on every machine: nothing after it runs
     if isinstance(statement, cst.SimpleStatementLine):
         # `model, ... = restore_from(model, ...)`, whose `torch.cuda.current_device()` fails

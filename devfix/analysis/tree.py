@@ -169,8 +169,27 @@ def first_failure(
     bound yet (a script exported from a notebook whose cells ran out of order: NameError).
     Nothing after it runs. NameError is not decided when a star import or `global` could bind
     anything."""
-    bindings = data.module_scope.bindings
+    return _first_raising(module.body, data, missing_modules)
+
+
+def main_block_failure(
+    module: cst.Module, data: Collected, missing_modules: frozenset[str] = frozenset()
+) -> cst.BaseStatement | None:
+    """`first_failure` within the `if __name__ == "__main__":` block: a self-test that builds a
+    class the module no longer defines (Deeplab-Large-FOV's `FocalLoss(...)` in `lib/loss.py`)
+    stops there, and the block's later lines never run."""
     for statement in module.body:
+        if isinstance(statement, cst.If) and is_main_check(statement.test):
+            if isinstance(statement.body, cst.IndentedBlock):
+                return _first_raising(statement.body.body, data, missing_modules)
+    return None
+
+
+def _first_raising(
+    statements: Sequence[cst.BaseStatement], data: Collected, missing_modules: frozenset[str]
+) -> cst.BaseStatement | None:
+    bindings = data.module_scope.bindings
+    for statement in statements:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         order = data.order.get(id(statement), -1)
