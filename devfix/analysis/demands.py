@@ -264,29 +264,25 @@ def asks_for_gpu(
     a function), a plain `device="cuda"` is no demand: DEV002 rewrites it with the file's other
     hard-coded CUDA."""
 
-    def rewritten(arg: cst.Arg) -> bool:
-        return (
-            rewritten_here
-            and arg.keyword is not None
-            and arg.keyword.value == "device"
-            and _current_cuda_device(arg.value)
-        )
+    def rewritten(arg: cst.Arg, name: str | None) -> bool:
+        # `device="cuda"`, or a plain "cuda" by position to a parameter the callee moves to
+        by_name = arg.keyword is not None and arg.keyword.value == "device"
+        by_position = arg.keyword is None and name in device_params
+        return rewritten_here and (by_name or by_position) and _current_cuda_device(arg.value)
 
     for index, (arg, _) in enumerate(args):
-        if (
-            arguments.parameter_name(arg, index, params) in device_params
-            and arguments.names_a_gpu(arg.value)
-            and not rewritten(arg)
-        ):
+        name = arguments.parameter_name(arg, index, params)
+        if name in device_params and arguments.names_a_gpu(arg.value) and not rewritten(arg, name):
             return True
     if not cuda_switches or any(arg.star for arg, _ in args):
         return False  # `*args` / `**kwargs` may pass anything
     # the parameters the call fills, each with whether it turns the switch on: `True`, or a GPU
     # named as a string (`FGSM(model, device="cuda")`; `cuda=0` is off)
     passed = {
-        arguments.parameter_name(arg, index, params): (isinstance(arg.value, cst.Name) and arg.value.value == "True")
-        or (isinstance(arg.value, cst.SimpleString) and arguments.names_a_gpu(arg.value) and not rewritten(arg))
+        name: (isinstance(arg.value, cst.Name) and arg.value.value == "True")
+        or (isinstance(arg.value, cst.SimpleString) and arguments.names_a_gpu(arg.value) and not rewritten(arg, name))
         for index, (arg, _) in enumerate(args)
+        for name in (arguments.parameter_name(arg, index, params),)
     }
     return any((name not in passed and on) or passed.get(name, False) for name, on in cuda_switches)
 

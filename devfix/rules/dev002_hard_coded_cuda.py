@@ -177,6 +177,28 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 _with_device_in(ctx, call, given),
                 written=given.value,
             )
+        return self._cuda_by_position(ctx, call, callee)
+
+    def _cuda_by_position(self, ctx: RuleContext, call: cst.Call, callee: Value | None) -> Finding | None:
+        """`p_sample_loop(diffusion, model, noise, "cuda")`: a plain "cuda" passed by position to a
+        parameter that a function of the run moves tensors to (rosinality's sampling script),
+        as `device="cuda"` would be by name."""
+        ref = callee.ref if callee is not None else None
+        if not isinstance(ref, cst.FunctionDef) or callee is None or callee.bound is not None:
+            return None
+        params = [param.name.value for param in (*ref.params.posonly_params, *ref.params.params)]
+        for index, arg in enumerate(call.args):
+            if arg.keyword is not None or arg.star or index >= len(params):
+                break
+            name = params[index]
+            if is_cuda_string(arg.value) and _written_gpu(arg.value) is None and _project_device_parameter(ctx, callee, name):
+                return self._fix(
+                    ctx,
+                    call,
+                    f"`{ctx.facts.code(arg.value)}` passed as `{name}` hard-codes CUDA",
+                    _with_device_in(ctx, call, arg),
+                    written=arg.value,
+                )
         return None
 
     def _fix(
@@ -438,6 +460,8 @@ def _may_hard_code_cuda(ctx: RuleContext, call: cst.Call) -> bool:
         return True
     if any(arg.keyword is not None and arg.keyword.value in ("device", "map_location") for arg in call.args):
         return True
+    if any(arg.keyword is None and is_cuda_string(arg.value) for arg in call.args):
+        return True  # `sample(model, noise, "cuda")`
     callee = ctx.facts.value(func)
     return callee is not None and callee.qual in api.CUDA_ONLY_STATEMENTS
 
