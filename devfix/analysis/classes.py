@@ -77,10 +77,9 @@ def _method_of(summary: ClassSummary, name: str) -> FunctionSummary | None:
 
 
 def _hands_tensors(args: Args) -> bool:
-    """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the
-    module's own (a loss's `weight=`), so the module is not taken for one without tensors.
-    One handed tensors already on the device (`StyleLoss(gram(features))` of a moved network's
-    output) holds them there: moving it changes nothing."""
+    """`CrossEntropyLoss2d(class_weights)`: a tensor handed to the constructor may become the module's own
+    (a loss's `weight=`), so the module is not taken for one without tensors. One handed tensors already on
+    the device (`StyleLoss(gram(features))` of a moved network's output) holds them: moving it changes nothing."""
     return any(value.kind is Kind.TENSOR and value.place is not Place.DEVICE for _, value in args)
 
 
@@ -187,8 +186,10 @@ class ClassFlow(FlowState):
                 frame, node, neutral=neutral, place=place, cls=cls, children=children, origins=origins
             )
         arguments.escape_all(frame, args)
-        if summary.kind == "module":
-            return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node)
+        if summary.kind == "module":  # placing its own tensors, owning no weights: `.cuda()` copies nothing
+            kept = summary.framework or summary.moves_inputs or summary.has_state or summary.opaque
+            bare = not kept and not _hands_tensors(args) and all(v.kind is not Kind.MODULE for _, v in args)
+            return Value(Kind.MODULE, Place.UNKNOWN, cls=cls.node, neutral=bare)
         if summary.kind == "dataset":
             element = summary.element
             if element is None:
