@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devfix.analysis import torch_api as api
+from devfix.analysis.collect import Collected
 from devfix.analysis.values import Kind, Place, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -115,3 +116,30 @@ def names_a_gpu(node: cst.BaseExpression) -> bool:
         text = node.evaluated_value
         return isinstance(text, str) and api.device_string_place(text) == "device"
     return False
+
+
+def moved_parameters(data: Collected, values: dict[int, Value], function: cst.FunctionDef) -> set[str]:
+    """The parameters the function moves itself: `x.to(self.device)`, and a conversion of one
+    moved at once, `torch.Tensor(x).to(self.device)` (a value network fed NumPy or tensors)."""
+    given = function.params
+    params = {p.name.value for p in [*given.posonly_params, *given.params, *given.kwonly_params][1:]}
+    moved = set()
+    start, end = data.order[id(function)], data.end_order.get(id(function), -1)
+    for call in data.calls:
+        func = call.func
+        inside = start < data.order[id(call)] <= end
+        if inside and isinstance(func, cst.Attribute) and func.attr.value in api.MOVE_METHODS:
+            name = _converted(values, func.value)
+            if name in params:
+                moved.add(name)
+    return moved
+
+
+def _converted(values: dict[int, Value], node: cst.BaseExpression) -> str | None:
+    """The name `x` of `x`, or of `torch.Tensor(x)`, `torch.tensor(x)`, `torch.from_numpy(x)`."""
+    if isinstance(node, cst.Call) and node.args and not node.args[0].keyword:
+        callee = values.get(id(node.func))
+        qual = (callee.qual or "") if callee is not None else ""
+        if qual.startswith("torch.") and qual[6:] in api.FROM_HOST | {"tensor"}:
+            node = node.args[0].value
+    return node.value if isinstance(node, cst.Name) else None

@@ -617,10 +617,17 @@ def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value
     else:
         linked = cls.linked_method("forward")
         returns = linked.returns if linked is not None else None
+    if returns is not None and returns.kind is Kind.TENSOR and _moved_to_the_cpu(returns):
+        return returns  # `return out.to(torch.device("cpu"))`: a value network hands back CPU tensors
     if returns is None or returns.kind is not Kind.STRUCT or not returns.items:
         return out
     items = tuple(_forward_item(item, out) for item in returns.items)
     return Value(Kind.STRUCT, out.place, out.origins, items=items)
+
+
+def _moved_to_the_cpu(value: Value) -> bool:
+    """Placed on the CPU by `.cpu()` or `.to("cpu")` on purpose, wherever it was computed."""
+    return value.place is Place.CPU and bool(value.origins) and all(o.kind in ("cpu", "move") for o in value.origins)
 
 
 def _forward_item(item: Value, out: Value) -> Value:

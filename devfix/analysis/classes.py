@@ -716,28 +716,12 @@ class ClassFlow(FlowState):
 
     def _moves_inputs(self, klass: ClassInfo) -> bool:
         """`forward` (or a method it is) moves its own tensor parameters: `x = x.to(self.device)`."""
-        if klass.kind != "module":
-            return False
-        forward = klass.methods.get("forward")
+        forward = klass.methods.get("forward") if klass.kind == "module" else None
         if forward is None:
             return False
         info = self.functions[id(forward)]
-        params = {p.name.value for p in info.parameters()[1:]}
-        moved = set()
-        start, end = self.data.order[id(forward)], self.data.end_order.get(id(forward), -1)
-        for call in self.data.calls:
-            if not start < self.data.order[id(call)] <= end:
-                continue
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value in api.MOVE_METHODS
-                and isinstance(func.value, cst.Name)
-                and func.value.value in params
-            ):
-                moved.add(func.value.value)
-        info.moves_params = moved
-        return bool(moved)
+        info.moves_params = arguments.moved_parameters(self.data, self.values, forward)
+        return bool(info.moves_params)
 
 
 def _held_slot(frame: Frame, cls: ClassInfo, args: Args) -> tuple[Place, frozenset[Origin] | None]:
