@@ -720,5 +720,17 @@ def _moved_after(facts: FileFacts, call: cst.Call) -> bool:
             and func.value.value == name
         ):
             if tree.function_scope_of(other) is scope and tree.order(other) > tree.order(call):
-                return True
+                if not _other_branches(tree, call, other):
+                    return True
+    return False
+
+
+def _other_branches(tree: Tree, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`first` and `second` lie in different branches of one `if`: NCF's `if exists(path): model =
+    torch.load(path) else: model = NCF(...); model.cuda()` moves only the model it builds."""
+    for ancestor in tree.ancestors(first):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+            return False
+        if isinstance(ancestor, cst.If) and tree.is_inside(second, ancestor):
+            return tree.is_inside(first, ancestor.body) != tree.is_inside(second, ancestor.body)
     return False
