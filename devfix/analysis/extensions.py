@@ -204,16 +204,40 @@ def _module_level_imports(data: bytes) -> bytes:
     in_try = False
     after_main_check = in_import_branch = False
     compiles = b"cpp_extension" in data and b".cu" in data
-    for line in data.splitlines():
+    lines = data.splitlines()
+    required = _required_try_blocks(lines) if b"raise" in data else set()
+    block = -1
+    for number, line in enumerate(lines):
         if line[:1].strip():
             in_try = _TOP_BLOCK.match(line) is not None
+            block = number if _TRY.match(line) else block
             in_import_branch = after_main_check and line.startswith(b"else")
             after_main_check = _MAIN_CHECK.match(line) is not None
             if line.startswith((b"import ", b"from ")):
                 found.append(line)
-        elif ((in_try and compiles) or in_import_branch) and line.lstrip().startswith((b"import ", b"from ")):
+        elif ((in_try and (compiles or block in required)) or in_import_branch) and line.lstrip().startswith(
+            (b"import ", b"from ")
+        ):
             found.append(line.lstrip())
     return b"\n".join(found)
+
+
+def _required_try_blocks(lines: list[bytes]) -> set[int]:
+    """The top-level `try:` blocks (their first line's number) whose `except` only raises again
+    (PointNet's `try: from ._ball_query_cuda import ...` / `except ImportError: raise
+    ImportError('Failed to load one or more extensions')`): their imports must succeed."""
+    found: set[int] = set()
+    start = -1
+    for number, line in enumerate(lines):
+        if _TRY.match(line):
+            start = number
+        elif _EXCEPT.match(line) and start >= 0:
+            body = next((later.strip() for later in lines[number + 1 :] if later.strip()), b"")
+            if body.startswith(b"raise"):
+                found.add(start)
+        elif line[:1].strip() and not _TOP_BLOCK.match(line):
+            start = -1
+    return found
 
 
 def _compiled_cuda_modules(files: list[tuple[str, bytes]]) -> frozenset[str]:
