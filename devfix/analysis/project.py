@@ -38,7 +38,14 @@ from devfix.analysis.imports import (
 from devfix.analysis.linking import GPU_ON_IMPORT, Export, Linker, ModuleSummary
 from devfix.analysis.text import has_notebook, indented_defs, top_level_names
 from devfix.analysis.torch_api import GPU_ONLY_CALLS
-from devfix.analysis.unused import script_functions, script_paths, unused_class_methods, unused_functions
+from devfix.analysis.unused import (
+    script_functions,
+    script_paths,
+    stale_copies,
+    unused_class_methods,
+    unused_functions,
+    visible_from,
+)
 from devfix.analysis.values import Kind, Place, Value
 
 GPU_CHOICE_TEXT = b"CUDA_VISIBLE_DEVICES"
@@ -119,7 +126,9 @@ class Pending(Protocol):
 class NameScans:
     """The half of the run's text scans that reads who names what (ProjectFacts.from_files)."""
 
-    unused_methods: dict[str, frozenset[str]]  # display path -> methods of its classes nothing builds
+    unused_methods: dict[
+        str, frozenset[str]
+    ]  # display path -> methods of its classes nothing builds, stale copies' code
     named_by: dict[str, dict[str, frozenset[str]]]
     cuda_extensions: frozenset[str]
     builds_cuda_on_import: frozenset[str]
@@ -132,8 +141,12 @@ class NameScans:
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
     """The half of the scans that may be read in another process (name_scans_apart)."""
+    seers = visible_from(files, index) if several else {}
+    unused = unused_class_methods(files, script_paths(files, index), index, seers) if several else {}
+    for path, keys in stale_copies(files, index).items():
+        unused[path] = unused.get(path, frozenset()) | keys
     return NameScans(
-        unused_class_methods(files, script_paths(files, index), index) if several else {},
+        unused,
         named_in_other_files(files),
         cuda_extension_names(files),
         builds_cuda_on_import(files, index),

@@ -188,7 +188,10 @@ def _imports_by_name(code: bytes) -> bool:
 
 
 def unused_class_methods(
-    files: list[tuple[str, bytes]], scripts: Collection[str], index: ProjectIndex | None = None
+    files: list[tuple[str, bytes]],
+    scripts: Collection[str],
+    index: ProjectIndex | None = None,
+    seers: dict[str, set[str]] | None = None,
 ) -> dict[str, frozenset[str]]:
     """Every method of a script's top-level closed class (its bases `object`, `nn.Module` or the
     project's own) whose name no file that can import it writes outside its `class` line and
@@ -229,7 +232,8 @@ def unused_class_methods(
         # on an object reaches that object's attributes only)
         own_lookup[path] = looks_up_by_name(data)
         dynamic[path] = own_lookup[path] or _looks_up_anything(code)
-    seers = visible_from(files, index) if index is not None else None
+    if seers is None and index is not None:
+        seers = visible_from(files, index)
     libraries = _library_folders(files, index) if index is not None else set()
     unused: dict[str, frozenset[str]] = {}
     for path, found in classes.items():
@@ -253,6 +257,108 @@ def unused_class_methods(
                 key for key, _ in _closed_methods(data_of[path], dict.fromkeys(dead, False), every=True)
             )
     return unused
+
+
+def stale_copies(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[str, frozenset[str]]:
+    """Every function and method of a file that no import of the run resolves to, beside a file
+    of the same module path (`core/function.py`) that one does: HRNet's `figures/lib/core/` and
+    `lib/fp16_utils/core/`, stale copies of the `lib/core/` its tools import as `core.function`.
+    The copy's code never runs. Not a file of a folder the run imports anything from, one with a
+    `__main__` block, a file of an installed library, nor any file when code of the run that may
+    run imports modules by a computed name."""
+    tails: dict[str, list[str]] = {}
+    for path, _ in files:
+        tails.setdefault(_tail(path), []).append(path)
+    if all(len(paths) < 2 for paths in tails.values()):
+        return {}
+    targets = {path: index.imports(path, data) for path, data in files}
+    importers: dict[str, set[str]] = {}
+    for path, found_targets in targets.items():
+        for target in found_targets:
+            importers.setdefault(target, set()).add(path)
+    # what runs: the scripts (files nothing imports, but a module with no code of its own to run
+    # beside an imported twin), and whatever they import, and so on
+    data_of = dict(files)
+    twinned = {path for path, _ in files if any(o != path and o in importers for o in tails[_tail(path)])}
+    live = [p for p, d in files if p not in importers and not (p in twinned and _only_defines(d))]
+    seen = set(live)
+    while live:
+        for target in targets.get(live.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                live.append(target)
+    used_folders = {os.path.dirname(target) for path in seen for target in targets.get(path, ())}
+    stale = {
+        path
+        for path in data_of
+        if path not in seen
+        and path.endswith(".py")
+        and os.path.dirname(path) not in used_folders  # a folder the run imports from: maybe reached
+        and (path in importers or any(o != path and o in seen for o in tails[_tail(path)]))
+    }
+    found: dict[str, frozenset[str]] = {}
+    for path, data in files:
+        if path not in stale:
+            continue
+        if _MAIN_BLOCK.search(data) or index.in_library(path) or looks_up_by_name(data):
+            continue
+        classes = dict.fromkeys((name for name, _ in TOP_CLASS.findall(data)), False)
+        keys = [name.decode("ascii", "replace") for name in TOP_DEF.findall(data)]
+        found[path] = frozenset(keys + [key for key, _ in _closed_methods(data, classes, every=True)])
+    return found if found and not _loads_modules_by_name(files) else {}
+
+
+_MAIN_BLOCK = re.compile(rb"^if[ \t]+__name__[ \t]*==", re.MULTILINE)
+_TOP_CALL = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*\(", re.MULTILINE)
+
+
+def _only_defines(data: bytes) -> bool:
+    """A module that only defines (no `__main__` block, no top-level call, no options parsed):
+    importing it is all it is for."""
+    return not (_MAIN_BLOCK.search(data) or _TOP_CALL.search(data) or b"parse_args(" in data)
+
+
+# A module loaded by a name or a path built at run time.
+_LOADS_BY_NAME = re.compile(rb"\b(?:import_module|__import__|spec_from_file_location|load_source)\(")
+_DEF_LINE = re.compile(rb"^([ \t]*)def[ \t]+(\w+)", re.MULTILINE)
+
+
+def _loads_modules_by_name(files: list[tuple[str, bytes]]) -> bool:
+    """Code of the run that may run loads a module by a computed name: at a file's top, or in a
+    function whose name the run writes outside its `def` lines (HRNet's `utils/imports.py`
+    defines `import_file()`, which nothing calls)."""
+    holders: set[bytes] = set()
+    for _, data in files:
+        code = code_words(data)
+        for match in _LOADS_BY_NAME.finditer(code):
+            holder = _enclosing_def(code, match.start())
+            if holder is None:
+                return True
+            holders.add(holder)
+    if not holders:
+        return False
+    uses: Counter[bytes] = Counter()
+    definitions: Counter[bytes] = Counter()
+    for _, data in files:
+        code = code_words(data)
+        uses.update(word for word in WORD.findall(code) if word in holders)
+        definitions.update(name for _, name in _DEF_LINE.findall(code) if name in holders)
+    return any(uses[name] > definitions[name] for name in holders)
+
+
+def _enclosing_def(code: bytes, position: int) -> bytes | None:
+    """The name of the nearest `def` above `position` that is indented less than its line."""
+    line_start = code.rfind(b"\n", 0, position) + 1
+    indent = len(code[line_start:position]) - len(code[line_start:position].lstrip())
+    for match in reversed(list(_DEF_LINE.finditer(code, 0, line_start))):
+        if len(match.group(1)) < indent:
+            return match.group(2)
+    return None
+
+
+def _tail(path: str) -> str:
+    """A module's file with its folder: `core/function.py`."""
+    return "/".join(path.replace(os.sep, "/").split("/")[-2:])
 
 
 # `__all__ = ['MultiBoxLoss']`, `__all__ += (...)`: names a package passes on.
