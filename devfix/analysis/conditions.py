@@ -152,6 +152,16 @@ def truth_of(value: Value) -> tuple[bool | None, bool | None]:
     return value.truth, value.cpu
 
 
+def else_taken_without_gpu(frame: Frame, node: cst.If, flag: str | None) -> None:
+    """`if torch.cuda.is_available(): device = torch.device("cuda") else: device = torch.device("cpu")`
+    (KimRass's `get_device()`): a GPU machine takes the body, a CPU-only one the `else`, so what
+    the body set was chosen by the check, as `overridden_without_gpu` says for the reverse."""
+    tested = frame.program.values.get(id(node.test))
+    if node.orelse is not None and (flag in ("available", "choice") or (tested is not None and tested.cpu is False)):
+        chosen = flag if flag in ("available", "choice") else "available"
+        overridden_without_gpu(frame, branch_body(node.orelse), chosen)
+
+
 def overridden_without_gpu(frame: Frame, body: cst.BaseSuite, flag: str) -> None:
     """`self.dtype = torch.cuda.FloatTensor` then `if torch.cuda.is_available() is False:
     self.dtype = torch.FloatTensor` (BicycleGAN's solver): the GPU machine skips the branch, a
@@ -159,10 +169,19 @@ def overridden_without_gpu(frame: Frame, body: cst.BaseSuite, flag: str) -> None
     So is a switch: `gpu = True`, then `if not torch.cuda.is_available(): gpu = False`
     (ocr.pytorch's recognizer) is true only where there is a GPU."""
     for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
+        if isinstance(statement, cst.If):  # `else: if mps: device = "mps" else: device = "cpu"`
+            overridden_without_gpu(frame, statement.body, flag)
+            if statement.orelse is not None:
+                overridden_without_gpu(frame, branch_body(statement.orelse), flag)
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     _flag_kept(frame, target.target, flag, small.value)
+
+
+def branch_body(orelse: cst.If | cst.Else) -> cst.BaseSuite:
+    """An `else:`'s block, or a block holding an `elif` as its one statement."""
+    return orelse.body if isinstance(orelse, cst.Else) else cst.IndentedBlock(body=[orelse])
 
 
 def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cst.BaseExpression) -> None:

@@ -360,6 +360,7 @@ class Frame:
         truth, flag = self.condition(node.test)
         if truth is True:
             self._guarded_block(node.body, flag)
+            conditions.else_taken_without_gpu(self, node, flag)
             return
         if truth is False:
             tested = self.program.values.get(id(node.test))
