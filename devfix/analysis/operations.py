@@ -239,8 +239,11 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
         return UNKNOWN
     if base.kind is Kind.TENSOR:
         for index_node, index in indices:
-            if index.kind is Kind.TENSOR and not index.scalar and not _an_element(frame, index_node) and not (
-                _a_flat_element(frame, index_node)
+            if (
+                index.kind is Kind.TENSOR
+                and not index.scalar
+                and not _an_element(frame, index_node)
+                and not _a_flat_element(frame, index_node)
             ):
                 frame.program.meet(node, "index", [(node.value, base), (index_node, index)], detail="subscript")
         if (

@@ -191,7 +191,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             if arg.keyword is not None or arg.star or index >= len(params):
                 break
             name = params[index]
-            if is_cuda_string(arg.value) and _written_gpu(arg.value) is None and _project_device_parameter(ctx, callee, name):
+            if (
+                is_cuda_string(arg.value)
+                and _written_gpu(arg.value) is None
+                and _project_device_parameter(ctx, callee, name)
+            ):
                 return self._fix(
                     ctx,
                     call,
