@@ -19,7 +19,7 @@ Read off the syntax of the callee alone, so a summary carries it to other files 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -247,6 +247,24 @@ def _current_cuda_device(node: cst.BaseExpression) -> bool:
     """`"cuda"` with no index: the current GPU, as `.cuda()` is; DEV002 rewrites it where it is
     passed (`interp_sheet(..., device='cuda')`), it is no choice of a GPU."""
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cuda"
+
+
+def compared_with_the_cpu(values: dict[int, Value], calls: Iterable[cst.Call], call: cst.Call) -> bool:
+    """`profile(rnn, x, y, 'cuda')` beside `profile(rnn, x, y, 'cpu')` (sru's CPU/GPU comparison): a
+    call of the same function passes the CPU where this one passes CUDA, so its GPU is meant."""
+    callee = values.get(id(call.func))
+    ref = callee.ref if callee is not None else None
+    if ref is None:
+        return False
+    for other in calls:
+        value = values.get(id(other.func)) if other is not call else None
+        if value is not None and value.ref is ref and any(_names_the_cpu(arg.value) for arg in other.args):
+            return True
+    return False
+
+
+def _names_the_cpu(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
 
 
 def asks_for_gpu(

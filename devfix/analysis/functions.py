@@ -17,7 +17,14 @@ import libcst as cst
 from devfix.analysis import arguments, calls
 from devfix.analysis import torch_api as api
 from devfix.analysis.callers import kept_defaults
-from devfix.analysis.demands import asks_for_gpu, bool_defaults, cuda_switch_params, gpu_defaults, kept_device_params
+from devfix.analysis.demands import (
+    asks_for_gpu,
+    bool_defaults,
+    compared_with_the_cpu,
+    cuda_switch_params,
+    gpu_defaults,
+    kept_device_params,
+)
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.scopes import Scope
 from devfix.analysis.state import FlowState
@@ -168,9 +175,9 @@ class FunctionFlow(FlowState):
         `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
         or a function of another file that needs a GPU itself (demands.py)."""
         # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
-        if needs_gpu or asks_for_gpu(
-            args, params, device_params, cuda_switches, rewritten_here=self.imports_torch and not method
-        ):
+        # (not one compared with a CPU run of the same function: its GPU is meant)
+        rewritten = self.imports_torch and not method and not compared_with_the_cpu(self.values, self.data.calls, node)
+        if needs_gpu or asks_for_gpu(args, params, device_params, cuda_switches, rewritten_here=rewritten):
             self.gpu_only_calls.append(node)
         elif cuda_switches:
             self._note_forwarded_switches(node, args, params, cuda_switches)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from devfix.analysis import torch_api as api
+from devfix.analysis.demands import compared_with_the_cpu
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of
 from devfix.analysis.reach import always_true_guard, gpu_only_call_ids, is_distributed, runs_without_gpu
@@ -167,7 +168,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             if name == "device" and not (
                 (qual or "").startswith("torch.")
                 or _is_tensor_method(func)
-                or _project_device_parameter(ctx, callee, name)
+                or (_project_device_parameter(ctx, callee, name) and not _compared_with_the_cpu(ctx, call))
             ):
                 continue
             return self._fix(
@@ -186,6 +187,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         ref = callee.ref if callee is not None else None
         if not isinstance(ref, cst.FunctionDef) or callee is None or callee.bound is not None:
             return None
+        if _compared_with_the_cpu(ctx, call):
+            return None  # `profile(rnn, x, y, "cpu")`, then `"cuda"`: the GPU run is meant
         params = [param.name.value for param in (*ref.params.posonly_params, *ref.params.params)]
         for index, arg in enumerate(call.args):
             if arg.keyword is not None or arg.star or index >= len(params):
@@ -613,6 +616,10 @@ def _moves_to_a_hard_cuda_parameter(ctx: RuleContext, call: cst.Call) -> bool:
         if value is not None and value.kind is Kind.DEVICE and value.place is Place.DEVICE and value.flag == "hard":
             return True
     return False
+
+
+def _compared_with_the_cpu(ctx: RuleContext, call: cst.Call) -> bool:
+    return compared_with_the_cpu(ctx.facts.program.values, ctx.facts.data.calls, call)
 
 
 def _project_device_parameter(ctx: RuleContext, callee: Value | None, name: str) -> bool:
