@@ -144,12 +144,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
-                    return self._fix(
-                        ctx,
-                        call,
-                        f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA",
-                        _with_device_in(ctx, call, arg),
-                        written=arg.value,
+                    return self._fix_argument(
+                        ctx, call, arg, f"`{facts.code(func.value, 40)}.to({facts.code(arg.value)})` hard-codes CUDA"
                     )
                 if arg.keyword is None or arg.keyword.value == "device":
                     return _index_of_a_tensor(ctx, call, arg, self)
@@ -171,13 +167,7 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 or (_project_device_parameter(ctx, callee, name) and not _compared_with_the_cpu(ctx, call))
             ):
                 continue
-            return self._fix(
-                ctx,
-                call,
-                f"`{name}={facts.code(given.value)}` hard-codes CUDA",
-                _with_device_in(ctx, call, given),
-                written=given.value,
-            )
+            return self._fix_argument(ctx, call, given, f"`{name}={facts.code(given.value)}` hard-codes CUDA")
         return self._cuda_by_position(ctx, call, callee)
 
     def _cuda_by_position(self, ctx: RuleContext, call: cst.Call, callee: Value | None) -> Finding | None:
@@ -199,14 +189,14 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 and _written_gpu(arg.value) is None
                 and _project_device_parameter(ctx, callee, name)
             ):
-                return self._fix(
-                    ctx,
-                    call,
-                    f"`{ctx.facts.code(arg.value)}` passed as `{name}` hard-codes CUDA",
-                    _with_device_in(ctx, call, arg),
-                    written=arg.value,
+                return self._fix_argument(
+                    ctx, call, arg, f"`{ctx.facts.code(arg.value)}` passed as `{name}` hard-codes CUDA"
                 )
         return None
+
+    def _fix_argument(self, ctx: RuleContext, call: cst.Call, arg: cst.Arg, message: str) -> Finding:
+        """`message`'s fix: the CUDA device `arg` passes becomes the device variable."""
+        return self._fix(ctx, call, message, _with_device_in(ctx, call, arg), written=arg.value)
 
     def _fix(
         self,
