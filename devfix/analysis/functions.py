@@ -175,8 +175,11 @@ class FunctionFlow(FlowState):
         `totensor(x)` where `totensor(data, cuda=True)` calls `.cuda()` unless told otherwise,
         or a function of another file that needs a GPU itself (demands.py)."""
         # DEV002 rewrites `device="cuda"` passed to a function (not a method) of a file that imports torch
-        # (not one compared with a CPU run of the same function: its GPU is meant)
-        rewritten = self.imports_torch and not method and not compared_with_the_cpu(self.values, self.data.calls, node)
+        # (not one compared with a CPU run of the same function: its GPU is meant; asked only of a
+        # call that passes a string, as the question scans the file's calls)
+        rewritten = self.imports_torch and not method
+        if rewritten and any(isinstance(arg.value, cst.SimpleString) for arg, _ in args):
+            rewritten = not compared_with_the_cpu(self.values, self.data.calls, node)
         if needs_gpu or asks_for_gpu(args, params, device_params, cuda_switches, rewritten_here=rewritten):
             self.gpu_only_calls.append(node)
         elif cuda_switches:

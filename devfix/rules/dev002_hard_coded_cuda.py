@@ -177,8 +177,6 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         ref = callee.ref if callee is not None else None
         if not isinstance(ref, cst.FunctionDef) or callee is None or callee.bound is not None:
             return None
-        if _compared_with_the_cpu(ctx, call):
-            return None  # `profile(rnn, x, y, "cpu")`, then `"cuda"`: the GPU run is meant
         params = [param.name.value for param in (*ref.params.posonly_params, *ref.params.params)]
         for index, arg in enumerate(call.args):
             if arg.keyword is not None or arg.star or index >= len(params):
@@ -189,6 +187,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 and _written_gpu(arg.value) is None
                 and _project_device_parameter(ctx, callee, name)
             ):
+                if _compared_with_the_cpu(ctx, call):
+                    return None  # `profile(rnn, x, y, "cpu")`, then `"cuda"`: the GPU run is meant
                 return self._fix_argument(
                     ctx, call, arg, f"`{ctx.facts.code(arg.value)}` passed as `{name}` hard-codes CUDA"
                 )
