@@ -597,3 +597,15 @@ _FROM_NAMES = re.compile(rb"^from[ \t]+([\w]+\.[\w]+\.[\w.]+)[ \t]+import[ \t]+\
 TOP_IMPORT = re.compile(
     rb"^(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))", re.MULTILINE
 )
+
+
+def reached_from(start: list[str], edges: dict[str, list[str]]) -> set[str]:
+    """`start` and every file reached from it along `edges` (the run's imports, or importers)."""
+    found = set(start)
+    todo = list(start)
+    while todo:
+        for other in edges.get(todo.pop(), ()):
+            if other not in found:
+                found.add(other)
+                todo.append(other)
+    return found

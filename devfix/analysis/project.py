@@ -34,6 +34,7 @@ from devfix.analysis.extensions import builds_cuda_on_import, cuda_extension_nam
 from devfix.analysis.imports import (
     ProjectIndex,
     imports_any,
+    reached_from,
 )
 from devfix.analysis.linking import GPU_ON_IMPORT, Export, Linker, ModuleSummary
 from devfix.analysis.text import has_notebook, indented_defs, top_level_names
@@ -78,21 +79,9 @@ def shares_a_process_with(files: list[tuple[str, bytes]], index: ProjectIndex, c
         if chooser not in data_of:
             continue
         # every script that loads the chooser, then every file those scripts load
-        loaders = _closure([chooser], importers)
-        found |= _closure(sorted(loaders), imports) - {chooser}
+        loaders = reached_from([chooser], importers)
+        found |= reached_from(sorted(loaders), imports) - {chooser}
     return frozenset(found)
-
-
-def _closure(start: list[str], edges: dict[str, list[str]]) -> set[str]:
-    """`start` and every file reached from it along `edges`."""
-    found = set(start)
-    todo = list(start)
-    while todo:
-        for other in edges.get(todo.pop(), ()):
-            if other not in found:
-                found.add(other)
-                todo.append(other)
-    return found
 
 
 def forked_after(files: list[tuple[str, bytes]], index: ProjectIndex, forks: set[str]) -> frozenset[str]:

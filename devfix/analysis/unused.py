@@ -16,7 +16,15 @@ from collections import Counter
 from collections.abc import Collection
 
 from devfix.analysis.callers import WORD, code_words
-from devfix.analysis.imports import IMPORT, ProjectIndex, dotted, import_statements, imported_modules, module_attributes
+from devfix.analysis.imports import (
+    IMPORT,
+    ProjectIndex,
+    dotted,
+    import_statements,
+    imported_modules,
+    module_attributes,
+    reached_from,
+)
 from devfix.analysis.text import (
     MODULE_BASES,
     TOP_CLASS,
@@ -280,13 +288,8 @@ def stale_copies(files: list[tuple[str, bytes]], index: ProjectIndex) -> dict[st
     # beside an imported twin), and whatever they import, and so on
     data_of = dict(files)
     twinned = {path for path, _ in files if any(o != path and o in importers for o in tails[_tail(path)])}
-    live = [p for p, d in files if p not in importers and not (p in twinned and _only_defines(d))]
-    seen = set(live)
-    while live:
-        for target in targets.get(live.pop(), ()):
-            if target not in seen:
-                seen.add(target)
-                live.append(target)
+    scripts = [p for p, d in files if p not in importers and not (p in twinned and _only_defines(d))]
+    seen = reached_from(scripts, targets)
     used_folders = {os.path.dirname(target) for path in seen for target in targets.get(path, ())}
     stale = {
         path
