@@ -41,6 +41,7 @@ class MethodSummary:
     # parameters that switch its `.cuda()` on, each with whether its default does: `(name, on)`
     cuda_switches: frozenset[tuple[str, bool]] = frozenset()
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
+    saves: frozenset[str] = frozenset()  # the checkpoint path shapes it writes (checkpoints.py)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class FunctionSummary:
     # whether its default is `True`: each call's argument decides where the result lives
     switch: str = ""
     switch_default: bool = False
+    saves: frozenset[str] = frozenset()  # the checkpoint path shapes it writes (checkpoints.py)
 
     @property
     def name(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.checkpoints import saved_shapes
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.datasets import class_transfers
 from devfix.analysis.functions import FunctionInfo
@@ -56,6 +57,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
             switch_default=switch is not None
             and isinstance(switch.default, cst.Name)
             and switch.default.value == "True",
+            saves=saved_shapes(tree, program, ref),
         )
     if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
@@ -225,6 +227,7 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
             program.device_params(info),
             program.cuda_switches(info),
             _needs_gpu(tree, program, node),
+            saved_shapes(tree, program, node),
         )
     for base in cls.bases:
         _collect_methods(tree, program, base, methods)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 import libcst as cst
 
 from devfix.analysis import torch_api as api
+from devfix.analysis.checkpoints import path_shapes, saved_shapes
 from devfix.analysis.facts import FileFacts
+from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Scope
 from devfix.analysis.tree import Tree, read_names
@@ -79,7 +80,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         if any(arg.star for arg in call.args) or len([a for a in call.args if a.keyword is None]) != 1:
             return None  # `torch.load(f, loc)` or `**kwargs`: map_location may be there
         facts = ctx.facts
-        if _saved_here_before(facts, call) or _in_a_test(facts, call):
+        if _saved_here_before(facts, call) or _saved_by_a_call_before(facts, call) or _in_a_test(facts, call):
             return None  # written by this very run on this machine: it loads wherever it was saved
         if _saved_on_cpu(facts, call):
             return None  # the file's own save of that path writes CPU tensors: they load anywhere
@@ -149,7 +150,7 @@ def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
     in the `__init__` of the class whose method loads it (an LR finder saves the initial
     weights when it is built and restores them after its test): written by this very run."""
     tree = facts.tree
-    paths = _path_shapes(tree, call.args[0].value)
+    paths = path_shapes(tree, call.args[0].value)
     scope = tree.function_scope_of(call)
     init = _init_of_class(tree, call)
     for save, _ in facts.program.saves:
@@ -157,9 +158,51 @@ def _saved_here_before(facts: FileFacts, call: cst.Call) -> bool:
             continue
         here = tree.function_scope_of(save) is scope and tree.order(save) < tree.order(call)
         built = init is not None and tree.enclosing(save, cst.FunctionDef) is init
-        if (here or built or _called_before(facts, save, call)) and _path_shapes(tree, save.args[1].value) & paths:
+        if (here or built or _called_before(facts, save, call)) and path_shapes(tree, save.args[1].value) & paths:
             return True
     return False
+
+
+def _saved_by_a_call_before(facts: FileFacts, call: cst.Call) -> bool:
+    """A call earlier in the loading function, made whenever the load is, to a function or
+    method of the project that saves to the same path: the time-series trainers' `for epoch
+    ...: early_stopping(val_loss, model, path)`, whose `__call__` (another file's class)
+    saves `path + '/' + 'checkpoint.pth'`, then `torch.load(path + '/' + 'checkpoint.pth')`
+    after the loop. Only shapes with a literal in them count: a bare variable names no file."""
+    tree = facts.tree
+    paths = {shape for shape in path_shapes(tree, call.args[0].value) if "'" in shape or '"' in shape}
+    if not paths:
+        return False
+    loader = tree.enclosing(call, cst.FunctionDef)
+    order = tree.order(call)
+    for site in tree.data.within(tree.data.calls, loader) if loader is not None else tree.data.calls:
+        if tree.order(site) >= order or tree.enclosing(site, cst.FunctionDef) is not loader:
+            continue
+        if _callee_saves(facts, site) & paths and _runs_whenever(tree, site, call):
+            return True
+    return False
+
+
+def _callee_saves(facts: FileFacts, site: cst.Call) -> frozenset[str]:
+    """The checkpoint path shapes the function or method `site` calls writes."""
+    program, func = facts.program, site.func
+    if isinstance(func, cst.Attribute):
+        receiver, name = facts.value(func.value), func.attr.value
+    else:
+        receiver, name = facts.value(func), "__call__"
+        if receiver is not None and isinstance(receiver.ref, cst.FunctionDef):
+            linked = program.linked.get(id(receiver.ref))
+            if isinstance(linked, FunctionSummary):
+                return linked.saves
+            return saved_shapes(facts.tree, program, receiver.ref)
+    cls = program.classes.get(id(receiver.cls)) if receiver is not None and receiver.cls is not None else None
+    if cls is None:
+        return frozenset()
+    method = cls.linked_method(name)
+    if method is not None:
+        return method.saves
+    local = cls.method(name)
+    return saved_shapes(facts.tree, program, local) if local is not None else frozenset()
 
 
 def _called_before(facts: FileFacts, save: cst.Call, load: cst.Call) -> bool:
@@ -234,11 +277,11 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     """Every `torch.save` of the file to the loaded path saves `net.cpu().state_dict()` or
     `x.cpu()`: the checkpoint holds CPU tensors, which load on any machine."""
     tree = facts.tree
-    paths = _path_shapes(tree, call.args[0].value)
+    paths = path_shapes(tree, call.args[0].value)
     saved = [
         (save.args[0].value, value)
         for save, value in facts.program.saves
-        if len(save.args) >= 2 and _path_shapes(tree, save.args[1].value) & paths
+        if len(save.args) >= 2 and path_shapes(tree, save.args[1].value) & paths
     ]
     return bool(saved) and all(
         _moved_to_cpu(node) or _on_the_cpu(value) or _plain_object(facts, value) for node, value in saved
@@ -337,76 +380,6 @@ def _moved_to_cpu(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict":
         node = node.func.value
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu"
-
-
-def _path_shapes(tree: Tree, node: cst.BaseExpression) -> set[str]:
-    """The path's shape, and for a name assigned once (`best_path = os.path.join(d, "best.pt")`)
-    the shape of what it was assigned."""
-    shapes = {_variable(tree, node) if isinstance(node, cst.Name) else _path_shape(tree, node)}
-    opened = _opened_path(node)
-    if opened is not None:
-        return shapes | _path_shapes(tree, opened)  # `torch.load(open(path, "rb"))`
-    if isinstance(node, cst.Name):
-        bindings = tree.scope_of(node).lookup(node.value) or []
-        if len(bindings) == 1 and bindings[0].value is not None:
-            shapes.add(_path_shape(tree, bindings[0].value))
-        elif len(bindings) == 1 and isinstance(bindings[0].node, cst.With):
-            for item in bindings[0].node.items:  # `with open(path, "wb") as f: torch.save(x, f)`
-                target = item.asname.name if item.asname is not None else None
-                opened = _opened_path(item.item)
-                if isinstance(target, cst.Name) and target.value == node.value and opened is not None:
-                    shapes |= _path_shapes(tree, opened)
-    return shapes
-
-
-def _variable(tree: Tree, name: cst.Name) -> str:
-    """A path held in a variable: its name, as the files' own helpers share it (`save_path`
-    in `save_network` and in `load_network`). A parameter is told apart by where it is bound:
-    the `fn` of a `model_save(fn)` says nothing of which file that is."""
-    bindings = tree.scope_of(name).lookup(name.value) or []
-    if any(b.kind == "param" for b in bindings):
-        return f"{name.value}@{min(b.order for b in bindings)}"
-    return name.value
-
-
-def _opened_path(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The path of `open(path, ...)`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "open" and node.args:
-        return node.args[0].value
-    return None
-
-
-# the values a path is formatted from: a counter (`epoch`), an item (`his_loss[best]`), a sum (`best + 1`)
-_COMPUTED = (cst.Name, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)
-
-
-class _Blanks(cst.CSTTransformer):
-    """Replaces the values a path is formatted from (`epoch`, `best_epoch + 1`,
-    `his_loss[best]`) with `_`: `str(i)` saved each epoch and `str(bestid + 1)` loaded after
-    are the same files."""
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(value=cst.Name("_")) if isinstance(updated.value, _COMPUTED) else updated
-
-    def leave_FormattedStringExpression(
-        self, original: cst.FormattedStringExpression, updated: cst.FormattedStringExpression
-    ) -> cst.FormattedStringExpression:
-        blank = isinstance(updated.expression, _COMPUTED)
-        return updated.with_changes(expression=cst.Name("_")) if blank else updated
-
-
-def _path_shape(tree: Tree, node: cst.BaseExpression) -> str:
-    """A checkpoint path with the names it is formatted from blanked: `'{}.pkl'.format(epoch)`
-    saved each epoch and `'{}.pkl'.format(best_epoch)` loaded after are the same files. Line
-    breaks, indentation and spaces around operators do not count (`torch.load(data_path\n +
-    "w.pt")`; `str(epoch)+ '/Unet_epoch_'` loads what `str(epoch) + '/Unet_epoch_'` saved)."""
-    blanked = node.visit(_Blanks())
-    assert isinstance(blanked, cst.BaseExpression)  # only arguments and f-string parts change
-    text = " ".join(tree.code(blanked).split())
-    try:
-        return ast.unparse(ast.parse(text, mode="eval"))
-    except (SyntaxError, ValueError, RecursionError):
-        return text
 
 
 def _target_name(facts: FileFacts, call: cst.Call) -> str | None:
