@@ -212,7 +212,11 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
         frame.program.gpu_only_calls.append(node)  # NCCL hands over CUDA tensors: GPU code by design
         return HOST
     root = qual.split(".")[0]
-    if root in api.GPU_ONLY_CALLS or root in program.cuda_extensions or qual in api.GPU_ONLY_FUNCTIONS:
+    if (
+        root in api.GPU_ONLY_CALLS
+        or root in program.cuda_extensions
+        or qual in api.GPU_ONLY_FUNCTIONS | api.CUDA_COMMUNICATION
+    ):
         program.gpu_only_calls.append(node)  # a kernel of a CUDA extension, TensorRT, CuPy: GPU code by design
     elif qual in api.GPU_BY_DEFAULT and arguments.keyword(args, "device") is None:
         program.gpu_only_calls.append(node)  # `AutoAttack(model, eps=8 / 255)`: `device="cuda"` by default
@@ -547,6 +551,16 @@ def _struct_method(frame: Frame, node: cst.Call, receiver: Value, name: str, arg
     return UNKNOWN
 
 
+def _forward_needs_gpu(program: FlowState, module: Value) -> bool:
+    """The module is of another file's class whose `forward` asks for a GPU whatever it is
+    given (`assert isinstance(x, torch.cuda.FloatTensor)`, `torch.cuda.comm.broadcast`): its
+    summary says so. A class of this file needs nothing here: its `forward` is a function the
+    call reaches (reach.py)."""
+    cls = program.classes.get(id(module.cls)) if module.cls is not None else None
+    forward = cls.linked_method("forward") if cls is not None else None
+    return forward is not None and forward.needs_gpu
+
+
 def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Value:
     """`model(x)`: the tensors given to a module meet its weights; the output lives with it."""
     program = frame.program
@@ -561,6 +575,8 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
         return Value(Kind.TENSOR, place, origins, grad=not frame.no_grad)
     requires = program.host_parameters(module, args)
     program.note_linked_forward(module, args)
+    if _forward_needs_gpu(program, module):
+        program.gpu_only_calls.append(node)  # `self.adain(x)` whose `forward` asserts a CUDA tensor
     lengths = _lengths(args)
     operands = [(n, v) for n, v in tensors if id(n) not in requires and id(n) not in lengths]
     if operands or not module.neutral:

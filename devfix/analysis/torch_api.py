@@ -147,6 +147,8 @@ MODULE_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 # -- data --------------------------------------------------------------------------------
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# The dataset classes of the domain libraries (`torchvision.datasets.UCF101(...)`): objects of the host.
+DATASET_LIBRARIES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATASET_ROOTS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset",
                            "torch.utils.data.dataset.IterableDataset"})
@@ -246,6 +248,11 @@ CUDA_ONLY_STATEMENTS = frozenset({"torch.cuda.set_device", "torch.cuda.synchroni
 CUDA_ONLY_VALUES = frozenset({"torch.cuda.current_device", "torch.cuda.get_device_name", "torch.cuda.get_device_properties",
                               "torch.cuda.get_device_capability", "torch.cuda.Event", "torch.cuda.Stream",
                               "torch.cuda.mem_get_info", "torch.cuda.device", "torch.cuda.stream"})
+# Copies between GPUs (`torch.cuda.comm.broadcast(t, devices=[...])`, the helpers DataParallel
+# is built on): they raise on a CPU-only machine and give tensors on the GPUs they name.
+CUDA_COMMUNICATION = frozenset(f"{module}.{name}" for module in ("torch.cuda.comm", "torch.nn.parallel.comm")
+                               for name in ("broadcast", "broadcast_coalesced", "reduce_add",
+                                            "reduce_add_coalesced", "scatter", "gather"))
 # Readouts of the memory the GPU's tensors take, and the calls that make a measurement of the
 # GPU with one (waiting for its kernels, resetting its peak): a readout gives 0 rather than
 # raise on a CPU-only machine, but a scope that measures the GPU this way is a GPU benchmark.

@@ -244,6 +244,9 @@ def cuda_query(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
         return availability()
     if qual in api.CUDA_ONLY_VALUES:
         frame.program.gpu_only_calls.append(node)
+    if qual in api.CUDA_COMMUNICATION:
+        frame.program.gpu_only_calls.append(node)
+        return UNKNOWN  # tensors on the GPUs it names
     return HOST
 
 
