@@ -96,6 +96,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
         if _converted_to_numpy(facts, call):
             return None  # `torch.load(f).numpy()` works only on a CPU tensor: the file holds one
+        if _loads_a_cached_dataset(facts, call):
+            return None  # `dataset, _ = torch.load(cache_path)`: a dataset object pickled on the host
         source = facts.code(call.args[0].value, 40)
         loader = facts.code(call.func, 20)
         message = f"`{loader}({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
@@ -483,6 +485,31 @@ def _inside_a_tensor_dataset(tree: Tree, node: cst.CSTNode) -> bool:
             return True
         if isinstance(ancestor, cst.BaseStatement):
             return False
+    return False
+
+
+def _loads_a_cached_dataset(facts: FileFacts, call: cst.Call) -> bool:
+    """`dataset, _ = torch.load(cache_path)` where the other branch builds `dataset =
+    torchvision.datasets.UCF101(...)` and saves it there (torchvision's reference scripts):
+    the file holds a dataset object, made on the host. Mapping it to the device would put its
+    tensors on the GPU, where the loader's forked workers cannot reach them."""
+    tree = facts.tree
+    parent = tree.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0].target
+    if isinstance(target, cst.Tuple) and target.elements:
+        target = target.elements[0].value
+    if not isinstance(target, cst.Name):
+        return False
+    for binding in tree.scope_of(target).lookup(target.value) or []:
+        if binding.value is None or binding.node is parent:
+            continue
+        value = facts.value(binding.value)
+        built = facts.value(binding.value.func) if isinstance(binding.value, cst.Call) else None
+        library = built is not None and built.qual is not None and built.qual.startswith(api.DATASET_LIBRARIES)
+        if library or (value is not None and value.kind is Kind.DATASET):
+            return True
     return False
 
 
