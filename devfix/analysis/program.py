@@ -99,6 +99,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         self.named_elsewhere = view.named_elsewhere
         self.named_by = view.named_by
         self.project_methods = view.methods
+        self.init_only_methods = view.init_only_methods
         # The module statement that always raises (a missing project module, an unbound name):
         # nothing after it runs.
         self.first_failure = first_failure(data.module, data, view.missing_modules)
@@ -632,7 +633,10 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         if info.name == "__init__":
             return True
         sites = self.call_sites_seen.get(id(info.node), [])
-        return bool(sites) and all(self._in_init(site) for site in sites)
+        if not sites:
+            # called by subclasses of other files while they build (a base model's feature-size probe)
+            return info.klass is not None and info.name in self.init_only_methods
+        return all(self._in_init(site) for site in sites)
 
     def _in_init(self, node: cst.CSTNode) -> bool:
         owner = self.owner_function(node)

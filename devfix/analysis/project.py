@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -126,6 +127,7 @@ class NameScans:
     own_cuda_objects: bool
     savers: frozenset[str]  # display paths of the files that write `torch.save(`
     scripts_modules: bool  # some file compiles code with `torch.jit.script(...)`
+    init_only_methods: frozenset[str]  # methods every call of which is `self.name(...)` in an `__init__`
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
@@ -144,6 +146,7 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         any(defines_own_cuda_object(data) for _, data in files),
         frozenset(path for path, data in files if b"torch.save(" in data),
         any(b"jit.script(" in data for _, data in files),
+        methods_called_only_in_init(files) if several else frozenset(),
     )
 
 
@@ -181,6 +184,10 @@ class ProjectView:
     # some file of the run compiles a module with `torch.jit.script(model)`: its methods may be
     # TorchScript, which has no `next()` (FastSpeech2's export script)
     scripts_modules: bool = False
+    # methods of the run's classes called only as `self.name(...)` in an `__init__` (a base
+    # model's `get_feature_size()`, called by its subclasses in other files while they build):
+    # they run before the module is moved anywhere
+    init_only_methods: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,7 @@ class ProjectFacts:
         default_factory=dict
     )  # display path -> its top-level names other files name -> those files
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
+    init_only_methods: frozenset[str] = frozenset()  # see ProjectView.init_only_methods
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
     own_cuda_objects: bool = False  # see ProjectView.own_cuda_objects
     scripts_modules: bool = False  # see ProjectView.scripts_modules
@@ -272,6 +280,7 @@ class ProjectFacts:
             named_by=named.named_by,
             builds_cuda_on_import=named.builds_cuda_on_import,
             methods=named.methods,
+            init_only_methods=named.init_only_methods,
             plain_gpu_tensors=named.plain_gpu_tensors,
             own_cuda_objects=named.own_cuda_objects,
             scripts_modules=named.scripts_modules,
@@ -309,6 +318,7 @@ class ProjectFacts:
             self.own_cuda_objects or defines_own_cuda_object(data),
             bool(self.savers - {path}),
             self.scripts_modules or b"jit.script(" in data,
+            self.init_only_methods,
         )
 
     def needs_gpu_to_import(self, path: str, data: bytes) -> bool:
@@ -447,6 +457,36 @@ def defined_methods(data: bytes) -> set[str]:
     called on a module of unknown class (`model.module.serialize(...)`) may be the project's
     own, not a forward pass."""
     return {name.decode("ascii", "replace") for name in _METHOD.findall(data)}
+
+
+_INIT = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+__init__[ \t]*\(", re.MULTILINE)
+_METHOD_CALL = re.compile(rb"\.(\w+)[ \t]*\(")
+_SELF_CALL = re.compile(rb"\bself\.(\w+)[ \t]*\(")
+
+
+def methods_called_only_in_init(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """The names whose every call in the run (`.name(` anywhere) is `self.name(...)` in the
+    body of an `__init__`: methods that run only while a module is built. Found with a few
+    regular expressions per file, never a line-by-line walk: this runs on every file."""
+    inside: Counter[bytes] = Counter()
+    total: Counter[bytes] = Counter()
+    for _, data in files:
+        total.update(_METHOD_CALL.findall(data))
+        for start, end in _init_bodies(data):
+            inside.update(_SELF_CALL.findall(data, start, end))
+    return frozenset(name.decode("ascii", "replace") for name, count in inside.items() if total[name] == count)
+
+
+def _init_bodies(data: bytes) -> list[tuple[int, int]]:
+    """The spans of the `__init__` definitions of a file: from `def` to the next line that is
+    indented no deeper (a comment there ends it early, which only makes fewer names qualify)."""
+    spans = []
+    for match in _INIT.finditer(data):
+        depth = len(match.group(1))
+        ending = re.compile(rb"\n(?=[ \t]{0,%d}[^ \t\r\n])" % depth)
+        end = ending.search(data, match.end())
+        spans.append((match.end(), end.start() if end is not None else len(data)))
+    return spans
 
 
 _PLAIN_GPU_TENSOR = re.compile(rb"^[ \t]+self\.\w+[ \t]*=[^\n]*\.(?:cuda|to)\(", re.MULTILINE)
