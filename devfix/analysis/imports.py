@@ -126,7 +126,7 @@ class ProjectIndex:
         for match in _FROM_ANY.finditer(data):
             module = match.group(1).decode("ascii", "replace")
             names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
-            if self._lacks_a_name(module, [name for name in names if name and name != "*"]):
+            if self.lacks_a_name(module, [name for name in names if name and name != "*"]):
                 found.add(module)
         return frozenset(found)
 
@@ -142,7 +142,7 @@ class ProjectIndex:
             self._submodules[folder] = above | _absent_in(folder)
         return self._submodules[folder]
 
-    def _lacks_a_name(self, module: str, names: list[str]) -> bool:
+    def lacks_a_name(self, module: str, names: list[str]) -> bool:
         """`from utils import load_checkpoint, get_ImageNet_train_dataset`, where the project's
         `utils.py` (every file of the run that could be that module) never writes
         `get_ImageNet_train_dataset`: the import raises ImportError on every machine (RepVGG's

@@ -262,7 +262,7 @@ class ProjectFacts:
         index.add_search_paths(files)
         several = len(files) > 1 or has_notebook(files)
         defined = script_functions(files, index) if several else {}
-        unreferenced = unused_functions(files, defined, index.tops) if several else {}
+        unreferenced = unused_functions(files, defined, index.tops, index.lacks_a_name) if several else {}
         passed = callers_pass(files, index, defined)
         named = names.result() if names is not None else name_scans(files, index, several)
         for path, methods in named.unused_methods.items():

@@ -13,7 +13,7 @@ import os
 import re
 import weakref
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from devfix.analysis.callers import WORD, code_words
 from devfix.analysis.imports import (
@@ -63,7 +63,7 @@ def unreferenced_functions(
     if len(files) < 2 and not has_notebook(files):
         return {}
     defined = script_functions(files, index) if defined is None else defined
-    found = unused_functions(files, defined, index.tops)
+    found = unused_functions(files, defined, index.tops, index.lacks_a_name)
     for path, methods in unused_class_methods(files, script_paths(files, index), index).items():
         if methods:
             found[path] = found.get(path, frozenset()) | methods
@@ -71,10 +71,14 @@ def unreferenced_functions(
 
 
 def unused_functions(
-    files: list[tuple[str, bytes]], defined: dict[str, list[tuple[str, bytes]]], tops: Collection[str] = ()
+    files: list[tuple[str, bytes]],
+    defined: dict[str, list[tuple[str, bytes]]],
+    tops: Collection[str] = (),
+    lacks: Callable[[str, list[str]], bool] | None = None,
 ) -> dict[str, frozenset[str]]:
     """unreferenced_functions without the methods of unused classes. `tops`: the first parts
-    of the names the run's files can be imported by (ProjectIndex.tops)."""
+    of the names the run's files can be imported by (ProjectIndex.tops); `lacks`, whether
+    the run's module of a name lacks some names (ProjectIndex.lacks_a_name)."""
     wanted = {name for names in defined.values() for _, name in names}
     if not wanted:
         return {}
@@ -90,7 +94,7 @@ def unused_functions(
     for path, _data, code in codes:
         written = [word for word in WORD.findall(code) if word in wanted]
         if written:
-            words = _function_uses(code, wanted, tops)
+            words = _function_uses(code, wanted, tops, lacks)
             counts.update(words if path.rsplit("/", 1)[-1] == "__init__.py" else _without_bare_imports(code, words))
         method_counts.update(written)
         modules = imported_modules(code) if written else None
@@ -120,7 +124,9 @@ def unused_functions(
 _BARE_WORD = re.compile(rb"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _function_uses(code: bytes, wanted: set[bytes], tops: Collection[str]) -> list[bytes]:
+def _function_uses(
+    code: bytes, wanted: set[bytes], tops: Collection[str], lacks: Callable[[str, list[str]], bool] | None = None
+) -> list[bytes]:
     """The words of `code` that may name a top-level function of the run: not after a dot, or
     read off a module of the run an import binds (`utils.train`, `common.test.argmax`).
     `logits.argmax()`, `torch.argmax()` and `self.train()` are someone else's: GraphCL's
@@ -129,7 +135,8 @@ def _function_uses(code: bytes, wanted: set[bytes], tops: Collection[str]) -> li
     then `task.make_network(config)`: stacked_hourglass) may read any attribute off it."""
     if _imports_by_name(code):
         return [word for word in WORD.findall(code) if word in wanted]
-    found = [word for word in _BARE_WORD.findall(code) if word in wanted]
+    outside = _imported_from_outside(code, tops, lacks)
+    found = [word for word in _BARE_WORD.findall(code) if word in wanted and word not in outside]
     bound = _import_bound(code, tops)
     if bound:
         receivers = b"|".join(re.escape(name) for name in sorted(bound))
@@ -151,6 +158,29 @@ def _without_bare_imports(code: bytes, uses: list[bytes]) -> list[bytes]:
                 imported.add(words[0])
     once = {name for name in imported if uses.count(name) == 1}
     return [word for word in uses if word not in once] if once else uses
+
+
+def _imported_from_outside(
+    code: bytes, tops: Collection[str], lacks: Callable[[str, list[str]], bool] | None
+) -> set[bytes]:
+    """The names `from m import name` binds where `m` is no module of the run, or the run's
+    modules of that name never write `name` (the import fails): in that file they are not a
+    function of the run of the same name. PointNet12's scripts import `test_clf` from a
+    `utils` that lacks it, since the repository moved it to `pcd_utils`."""
+    names: set[bytes] = set()
+    for match in IMPORT.finditer(code):
+        dots, module, imported, plain = match.groups()
+        if plain is not None or dots or not module:
+            continue
+        text = module.decode("ascii", "replace")
+        inside = text.split(".")[0] in tops
+        for part in imported.split(b","):
+            words = part.split()
+            if not words or words[0] == b"*":
+                continue
+            if not inside or (lacks is not None and lacks(text, [words[0].decode("ascii", "replace")])):
+                names.add(words[-1] if len(words) == 3 and words[1] == b"as" else words[0])
+    return names
 
 
 def _import_bound(code: bytes, tops: Collection[str]) -> set[bytes]:
