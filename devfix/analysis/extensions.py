@@ -225,15 +225,20 @@ def _module_level_imports(data: bytes) -> bytes:
 def _required_try_blocks(lines: list[bytes]) -> set[int]:
     """The top-level `try:` blocks (their first line's number) whose `except` only raises again
     (PointNet's `try: from ._ball_query_cuda import ...` / `except ImportError: raise
-    ImportError('Failed to load one or more extensions')`): their imports must succeed."""
+    ImportError('Failed to load one or more extensions')`), or raises unless a setup flag is
+    set: their imports must succeed."""
     found: set[int] = set()
     start = -1
     for number, line in enumerate(lines):
         if _TRY.match(line):
             start = number
         elif _EXCEPT.match(line) and start >= 0:
-            body = next((later.strip() for later in lines[number + 1 :] if later.strip()), b"")
-            if body.startswith(b"raise"):
+            body = [later.strip() for later in lines[number + 1 : number + 6] if later.strip()]
+            first = body[0] if body else b""
+            # or raises unless the package's own setup script is running (Pointnet2_PyTorch's
+            # `if not getattr(builtins, "__POINTNET2_SETUP__", False): raise ImportError(...)`)
+            setup_flag = first.startswith(b"if ") and b"_SETUP__" in first
+            if first.startswith(b"raise") or (setup_flag and len(body) > 1 and body[1].startswith(b"raise")):
                 found.add(start)
         elif line[:1].strip() and not _TOP_BLOCK.match(line):
             start = -1
