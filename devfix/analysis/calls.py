@@ -162,6 +162,8 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
     layer = api.nn_class(qual) or ("CTCLoss" if qual in api.OTHER_CTC_LOSSES else None)
     if layer is not None:
         return program.construct_layer(frame, node, qual, layer, args)
+    if api.other_loss_class(qual) is not None and not any(arg.star or v.kind is Kind.TENSOR for arg, v in args):
+        return program.construct(frame, node, neutral=True)  # `DiceCELoss(softmax=True)`: no tensor of its own
     if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
         value = args[0][1] if args else UNKNOWN
         # `nn.Parameter(t, requires_grad=False)` (running statistics kept as parameters)

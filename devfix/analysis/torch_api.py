@@ -330,6 +330,19 @@ def is_dtype(qual: str | None) -> bool:
     return qual is not None and qual.startswith("torch.") and qual.count(".") == 1 and qual[6:] in DTYPES
 
 
+# Packages whose loss classes hold no tensor unless handed one (a class weight): MONAI's
+# `DiceCELoss(to_onehot_y=True, softmax=True)`, as torch's own losses without `weight=`.
+LOSS_PACKAGES = ("monai.losses.",)
+
+
+def other_loss_class(qual: str | None) -> str | None:
+    """ "DiceCELoss" for "monai.losses.DiceCELoss": a loss class of such a package."""
+    if not qual or not qual.startswith(LOSS_PACKAGES):
+        return None
+    last = qual.rsplit(".", 1)[-1]
+    return last if last.endswith("Loss") and last[:1].isupper() else None
+
+
 def is_loss_class(name: str) -> bool:
     return name.endswith("Loss") or name in ("CTCLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d")
 

@@ -142,6 +142,9 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
                 )
             return self._fix(ctx, call, message, lambda device: self._cuda_to_to(ctx, call, device))
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
+            moved = facts.value(func.value)
+            if moved is not None and moved.kind is Kind.MODULE and moved.neutral:
+                return None  # `DiceCELoss(...).to("cuda:0")`: nothing to copy, as for `.cuda()` above
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
                     return self._fix_argument(
