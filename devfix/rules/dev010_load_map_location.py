@@ -176,6 +176,8 @@ def _saved_by_a_call_before(facts: FileFacts, call: cst.Call) -> bool:
     if not paths:
         return False
     loader = tree.enclosing(call, cst.FunctionDef)
+    if loader is None and facts.program.path.endswith(".ipynb"):
+        return False  # a notebook's reader may run the loading cell alone, in a later session
     order = tree.order(call)
     for site in tree.data.within(tree.data.calls, loader) if loader is not None else tree.data.calls:
         if tree.order(site) >= order or tree.enclosing(site, cst.FunctionDef) is not loader:
