@@ -510,7 +510,29 @@ def _search_path_texts(here: str, data: bytes) -> list[str]:
             for _ in range(ups):
                 folder = os.path.dirname(folder)
             found.append(folder)
+    for line in _SYS_PATH_JOIN.findall(data):
+        # `sys.path.insert(0, os.path.join(cfg.root_dir, 'common'))`: a base devfix cannot
+        # evaluate, so `common` beside the file's folder or above it (the caller keeps those
+        # that hold files of the run)
+        for _base, parts in _PATH_JOIN.findall(line):
+            pieces = [p.strip().strip("'\"") for p in parts.decode("utf-8", "replace").split(",") if p.strip()]
+            found += [os.path.normpath(os.path.join(up, *pieces)) for up in _parents(here, 2)]
     return [os.path.normcase(folder) for folder in found]
+
+
+_SYS_PATH_JOIN = re.compile(rb"sys\.path\.(?:append|insert)\([^\n]*\bjoin\([^\n]*")
+
+
+def _parents(folder: str, count: int) -> list[str]:
+    """The `count` folders above `folder`, nearest first."""
+    found = []
+    for _ in range(count):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        found.append(parent)
+        folder = parent
+    return found
 
 
 def _ancestors(folder: str) -> Iterable[str]:
