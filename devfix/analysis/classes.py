@@ -648,9 +648,10 @@ class ClassFlow(FlowState):
             # `args.device = torch.device("cuda" if not args.disable_cuda ... else "cpu")` in a
             # `cli()` that returns the options: the program's own device, where `args` is in reach
             self.namespace_devices.add(name)
-        if isinstance(target.value, cst.Name) and frame.function is None and value.kind is Kind.HOST:
+        if isinstance(target.value, cst.Name) and value.kind is Kind.HOST:
             # `args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()`: an
-            # option the script's own code sets, read back by its later tests
+            # option the script's own code sets (in a function too: `args.cuda = not
+            # args.no_cuda and ...` in `main()`), read back by its later tests
             frame.env[f"{target.value.value}.{name}"] = value
             frame.attribute_owners.add(target.value.value)
         if owner.kind is Kind.MODULE and value.kind is Kind.MODULE and not value.neutral:

@@ -582,7 +582,7 @@ class Frame:
 
     def _attribute(self, node: cst.Attribute) -> Value:
         base = self.expr(node.value)
-        if isinstance(node.value, cst.Name) and self.function is None:
+        if isinstance(node.value, cst.Name):
             written = self.env.get(f"{node.value.value}.{node.attr.value}")
             if written is not None:
                 return written  # set by the module's own code (`args.mixmode = ...`)
