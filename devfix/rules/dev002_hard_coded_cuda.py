@@ -97,6 +97,8 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         yield from self._cuda_types(ctx)
 
     def _runs_without_gpu(self, ctx: RuleContext, node: cst.CSTNode) -> bool:
+        if _on_the_non_cpu_side_of_a_device_test(ctx.facts.tree, node):
+            return False  # `if device == "cpu": ... else: torch.cuda.FloatTensor(x)`: the caller's device decides
         return runs_without_gpu(ctx.facts.tree, ctx.facts.program, node)
 
     # -- calls -------------------------------------------------------------------------------------
@@ -635,3 +637,50 @@ def _written_gpu(expr: cst.BaseExpression) -> int | None:
         expr = expr.args[0].value
     text = string_of(expr)
     return api.gpu_number(text) if text is not None else None
+
+
+def _on_the_non_cpu_side_of_a_device_test(tree: Tree, node: cst.CSTNode) -> bool:
+    """`node` lies in the branch an `if` over a device parameter takes for a device that is not
+    the CPU (`if device == "cpu": x = torch.FloatTensor(x) else: x = torch.cuda.FloatTensor(x)`
+    in a `forward(self, data, device)`): the function already follows the device its caller
+    picks, and a CPU-only machine never reaches that branch unless a caller hard-codes CUDA,
+    which is that caller's finding."""
+    function = tree.enclosing(node, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = {param.name.value for param in (*function.params.posonly_params, *function.params.params)}
+    child: cst.CSTNode = node
+    for ancestor in tree.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, cst.If):
+            side = _device_side(ancestor.test, params)
+            if side is not None and child is (ancestor.body if side else ancestor.orelse):
+                return True
+        child = ancestor
+    return False
+
+
+def _device_side(test: cst.BaseExpression, params: set[str]) -> bool | None:
+    """For `device == "cpu"` over a parameter: False (the `else` is the GPU's side); for
+    `device != "cpu"` or `device == "cuda"`: True (the body is); else None."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    subject, target = test.left, test.comparisons[0]
+    if isinstance(subject, cst.Call) and isinstance(subject.func, cst.Name) and subject.func.value == "str":
+        subject = subject.args[0].value if len(subject.args) == 1 else subject
+    if isinstance(subject, cst.Attribute) and subject.attr.value == "type":
+        subject = subject.value
+    if not (
+        isinstance(subject, cst.Name) and subject.value in params and isinstance(target.comparator, cst.SimpleString)
+    ):
+        return None
+    text = target.comparator.evaluated_value
+    equal = isinstance(target.operator, cst.Equal)
+    if not (equal or isinstance(target.operator, cst.NotEqual)) or not isinstance(text, str):
+        return None
+    if text == "cpu":
+        return not equal
+    if text == "cuda" or text.startswith("cuda:"):
+        return equal
+    return None
