@@ -330,9 +330,16 @@ def _cpu_state_dict(facts: FileFacts, save: cst.Call, node: cst.BaseExpression) 
     )
 
 
-def _on_the_cpu(value: Value) -> bool:
+def _on_the_cpu(value: Value, depth: int = 0) -> bool:
     """A model or tensor the flow shows on the CPU where it is saved (a notebook's model saved
-    before any cell moves it)."""
+    before any cell moves it), or a list or tuple of such tensors and plain values (a chatbot's
+    pre-built training batches, cached with `torch.save(training_batches, f)`)."""
+    if value.kind is Kind.STRUCT and depth < 3:
+        # a tuple's items, where the flow knows them one by one; else a list's element
+        parts = list(value.items) if value.items else [value.element] if value.element is not None else []
+        if not parts:
+            return value.place is Place.CPU  # `lengths`, a list the flow knows only as host data
+        return all(part.kind is Kind.HOST or _on_the_cpu(part, depth + 1) for part in parts)
     return value.kind in (Kind.MODULE, Kind.TENSOR) and value.place is Place.CPU
 
 
