@@ -219,3 +219,31 @@ def _flag_kept(frame: Frame, target: cst.BaseExpression, flag: str, assigned: cs
     writes = frame.klass.writes.get(key[5:]) if key.startswith("self.") and frame.klass is not None else None
     if writes and writes[-1][1] is value:
         writes[-1] = (writes[-1][0], chosen)
+
+
+def array_path(frame: Frame, test: cst.BaseExpression) -> list[str]:
+    """The names that hold host data in the body of `if isinstance(x, np.ndarray):` (or `if
+    type(x) is np.ndarray:`): `x`, whatever it was before (WaveRNN's `inv_mulaw_quantize` takes
+    NumPy arrays and tensors alike), and the function's other parameters that the flow holds
+    as tensors: that body is the function's NumPy path, where its callers pass arrays (a
+    hand-pose repository's `trans_coords_from_patch_to_org` hands its `trans` to a NumPy
+    helper there, and to a torch one in the `else`)."""
+    name, kind = None, None
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+        if len(test.args) == 2:
+            name, kind = test.args[0].value, test.args[1].value
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        typed, compared = test.left, test.comparisons[0]
+        if isinstance(typed, cst.Call) and isinstance(typed.func, cst.Name) and typed.func.value == "type":
+            if isinstance(compared.operator, (cst.Is, cst.Equal)) and len(typed.args) == 1:
+                name, kind = typed.args[0].value, compared.comparator
+    value = frame.program.values.get(id(kind)) if kind is not None else None
+    if not isinstance(name, cst.Name) or value is None or value.qual != "numpy.ndarray":
+        return []
+    found = [name.value] if name.value in frame.env else []
+    function = frame.function
+    for param in function.parameters() if function is not None else ():
+        held = frame.env.get(param.name.value)
+        if held is not None and held.kind is Kind.TENSOR and param.name.value != name.value:
+            found.append(param.name.value)
+    return found

@@ -374,25 +374,18 @@ class Frame:
                 self._orelse(node.orelse)
             return
         orelse = node.orelse
-        array = self._tested_as_an_array(node.test)
+        arrays = conditions.array_path(self, node.test)
         self._branches(
             self.snapshot(),
-            [lambda: self._array_block(node.body, array), lambda: self._orelse(orelse) if orelse is not None else None],
+            [
+                lambda: self._array_block(node.body, arrays),
+                lambda: self._orelse(orelse) if orelse is not None else None,
+            ],
         )
 
-    def _tested_as_an_array(self, test: cst.BaseExpression) -> str | None:
-        """The name `if isinstance(x, np.ndarray):` tests: in its body, `x` is host data whatever
-        it was before (WaveRNN's `inv_mulaw_quantize` takes NumPy arrays and tensors alike)."""
-        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"):
-            return None
-        if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
-            return None
-        kind = self.program.values.get(id(test.args[1].value))
-        return test.args[0].value.value if kind is not None and kind.qual == "numpy.ndarray" else None
-
-    def _array_block(self, body: cst.BaseSuite, array: str | None) -> None:
-        if array is not None and array in self.env:
-            self.env[array] = HOST
+    def _array_block(self, body: cst.BaseSuite, arrays: list[str]) -> None:
+        for name in arrays:
+            self.env[name] = HOST
         self.block(body)
 
     def _guarded_block(self, body: cst.BaseSuite, flag: str | None) -> None:
