@@ -128,6 +128,7 @@ class NameScans:
     savers: frozenset[str]  # display paths of the files that write `torch.save(`
     scripts_modules: bool  # some file compiles code with `torch.jit.script(...)`
     init_only_methods: frozenset[str]  # methods every call of which is `self.name(...)` in an `__init__`
+    cpu_saved_names: frozenset[str]  # checkpoint file names only files that place nothing save
 
 
 def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: bool) -> NameScans:
@@ -147,6 +148,7 @@ def name_scans(files: list[tuple[str, bytes]], index: ProjectIndex, several: boo
         frozenset(path for path, data in files if b"torch.save(" in data),
         any(b"jit.script(" in data for _, data in files),
         methods_called_only_in_init(files) if several else frozenset(),
+        cpu_saved_names(files) if several else frozenset(),
     )
 
 
@@ -188,6 +190,9 @@ class ProjectView:
     # model's `get_feature_size()`, called by its subclasses in other files while they build):
     # they run before the module is moved anywhere
     init_only_methods: frozenset[str] = frozenset()
+    # checkpoint file names (`"2_3_lenet5.pt"`) that the run's `torch.save` lines write only in
+    # files that never name a device (no `.cuda(`, `.to(`, `device`): CPU checkpoints
+    cpu_saved_names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -217,6 +222,7 @@ class ProjectFacts:
     )  # display path -> its top-level names other files name -> those files
     methods: frozenset[str] = frozenset()  # names the run's files define as methods (several files only)
     init_only_methods: frozenset[str] = frozenset()  # see ProjectView.init_only_methods
+    cpu_saved_names: frozenset[str] = frozenset()  # see ProjectView.cpu_saved_names
     plain_gpu_tensors: bool = False  # see ProjectView.plain_gpu_tensors
     own_cuda_objects: bool = False  # see ProjectView.own_cuda_objects
     scripts_modules: bool = False  # see ProjectView.scripts_modules
@@ -281,6 +287,7 @@ class ProjectFacts:
             builds_cuda_on_import=named.builds_cuda_on_import,
             methods=named.methods,
             init_only_methods=named.init_only_methods,
+            cpu_saved_names=named.cpu_saved_names,
             plain_gpu_tensors=named.plain_gpu_tensors,
             own_cuda_objects=named.own_cuda_objects,
             scripts_modules=named.scripts_modules,
@@ -319,6 +326,7 @@ class ProjectFacts:
             bool(self.savers - {path}),
             self.scripts_modules or b"jit.script(" in data,
             self.init_only_methods,
+            self.cpu_saved_names,
         )
 
     def needs_gpu_to_import(self, path: str, data: bytes) -> bool:
@@ -487,6 +495,24 @@ def _init_bodies(data: bytes) -> list[tuple[int, int]]:
         end = ending.search(data, match.end())
         spans.append((match.end(), end.start() if end is not None else len(data)))
     return spans
+
+
+_SAVED_NAME = re.compile(rb"torch\.save\([^\n]*?['\"]([\w.\-]+\.(?:pt|pth|pkl|tar|ckpt|bin))['\"]")
+_PLACES = (b".cuda(", b".to(", b"device", b"cuda")
+
+
+def cpu_saved_names(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """The checkpoint file names written on a `torch.save` line (`torch.save(model.state_dict(),
+    DATA_DIR / "2_3_lenet5.pt")`) only by files that place nothing: a lesson that trains on the
+    CPU saves CPU tensors, which its later lessons load anywhere."""
+    cpu: set[bytes] = set()
+    placed: set[bytes] = set()
+    for _, data in files:
+        if b"torch.save(" not in data:
+            continue
+        names = set(_SAVED_NAME.findall(data))
+        (placed if any(text in data for text in _PLACES) else cpu).update(names)
+    return frozenset(name.decode("utf-8", "replace") for name in cpu - placed)
 
 
 _PLAIN_GPU_TENSOR = re.compile(rb"^[ \t]+self\.\w+[ \t]*=[^\n]*\.(?:cuda|to)\(", re.MULTILINE)

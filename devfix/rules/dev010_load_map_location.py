@@ -82,8 +82,8 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         facts = ctx.facts
         if _saved_here_before(facts, call) or _saved_by_a_call_before(facts, call) or _in_a_test(facts, call):
             return None  # written by this very run on this machine: it loads wherever it was saved
-        if _saved_on_cpu(facts, call):
-            return None  # the file's own save of that path writes CPU tensors: they load anywhere
+        if _saved_on_cpu(facts, call) or _saved_by_a_cpu_only_file(facts, call):
+            return None  # the run's saves of that path write CPU tensors: they load anywhere
         if not facts.view.other_files_save and _every_save_here_on_cpu(facts) and _feeds_load_state_dict(facts, call):
             return None  # the file trains and saves on the CPU (`model.cpu()` first): what it loads back
         if not runs_without_gpu(facts.tree, facts.program, call):
@@ -290,6 +290,34 @@ def _saved_on_cpu(facts: FileFacts, call: cst.Call) -> bool:
     return bool(saved) and all(
         _moved_to_cpu(node) or _on_the_cpu(value) or _plain_object(facts, value) for node, value in saved
     )
+
+
+def _saved_by_a_cpu_only_file(facts: FileFacts, call: cst.Call) -> bool:
+    """The loaded file's name (`DATA_DIR / "2_3_lenet5.pt"`) is one that only files of the run
+    that place nothing anywhere save (project.cpu_saved_names): a lesson trained on the CPU."""
+    names = facts.view.cpu_saved_names
+    if not names:
+        return False
+    node = call.args[0].value
+    if isinstance(node, cst.Name):
+        bindings = facts.tree.scope_of(node).lookup(node.value) or []
+        node = bindings[0].value if len(bindings) == 1 and bindings[0].value is not None else node
+    return any(
+        isinstance(text, str) and text.replace("\\", "/").rsplit("/", 1)[-1] in names
+        for text in (string.evaluated_value for string in _strings_in(node))
+    )
+
+
+def _strings_in(node: cst.CSTNode) -> list[cst.SimpleString]:
+    found: list[cst.SimpleString] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            found.append(current)
+        else:
+            stack.extend(current.children)
+    return found
 
 
 def _in_a_dataset(facts: FileFacts, call: cst.Call) -> bool:
