@@ -28,7 +28,7 @@ from devfix.analysis.operations import reads_a_switch
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import Binding, Scope, dotted_parts
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, DEVICE_NAME, PLAIN_DEVICE_NAMES, device_string_place, gpu_number
-from devfix.analysis.tree import Tree, defaults_to_a_constant, is_docstring, read_names
+from devfix.analysis.tree import Tree, compared_with_a_string, defaults_to_a_constant, is_docstring, read_names
 from devfix.analysis.values import Kind, Meeting, Origin, Place, Value
 
 # How a move's device was chosen, when a new declaration may stand in for it.
@@ -353,9 +353,21 @@ class Devices:
             # a `device` parameter whose callers this run cannot see; not one named for a
             # purpose of its own (rome's `return_orig_weights_device="cuda"`, where copies of the
             # weights go, "cpu" to save memory: no place for the inputs)
-            return (value is None or value.kind in (Kind.DEVICE, Kind.OTHER)) and binding.name in PLAIN_DEVICE_NAMES
+            plain = (value is None or value.kind in (Kind.DEVICE, Kind.OTHER)) and binding.name in PLAIN_DEVICE_NAMES
+            return plain and not (value is None and self._only_tested(binding))
         # `device = torch.device(targets.device)`: a device the author named, wherever it points
         return value is not None and value.kind is Kind.DEVICE and not value.tensor_type
+
+    def _only_tested(self, binding: Binding) -> bool:
+        """A `device` parameter its function only compares with a string (`if device != "cpu":
+        model.cuda()`) and never moves anything to: a switch, which the callers may set to a
+        GPU index (BrainMaGe's `infer_multi_4(cfg, device, ...)` gets `int(args.device)`), no
+        device to hand to `map_location=`."""
+        function = self.tree.enclosing(binding.node, cst.FunctionDef)
+        info = self.program.functions.get(id(function)) if function is not None else None
+        if info is None or binding.name in self.program.device_params(info):
+            return False
+        return compared_with_a_string(info.node, binding.name)
 
     def _device_names(self, scope: Scope) -> frozenset[str]:
         """The names of `scope` with a binding that holds a device, once per scope: only those

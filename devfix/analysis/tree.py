@@ -440,3 +440,15 @@ def chosen_gpu(index: cst.Arg | None) -> bool:
         return False
     value = index.value
     return not isinstance(value, cst.Integer) or value.evaluated_value != 0
+
+
+def compared_with_a_string(function: cst.FunctionDef, name: str) -> bool:
+    """`name` is compared with a string literal somewhere in the function (`device != "cpu"`)."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.Name) and node.left.value == name:
+            if any(isinstance(c.comparator, cst.SimpleString) for c in node.comparisons):
+                return True
+        stack.extend(node.children)
+    return False
