@@ -203,8 +203,10 @@ class FileFacts:
             return False
         if receiver is not None and self.program.defines_method(receiver, "cuda"):
             return False  # the project's own `cuda()` (a sampler class, an override): not torch's move
-        if self.view.own_cuda_objects and _unknown_attribute_of_self(call, receiver):
-            return False  # maybe a plain class's own `cuda()`, with no `.to()` (XLM's SentenceEmbedder)
+        if self.view.own_cuda_objects and _of_unknown_kind(receiver):
+            # maybe a plain class's own `cuda()`, with no `.to()` (XLM's SentenceEmbedder, a
+            # video-representation `Framework` handed to `train(framework)`)
+            return False
         if chosen_gpu(cuda_index(call)):
             return False
         positional = [arg for arg in call.args if arg.keyword is None]
@@ -357,13 +359,8 @@ def _verdict(taken: bool) -> Value:
     return Value(Kind.LOADER, Place.CPU if taken else Place.DEVICE)
 
 
-def _unknown_attribute_of_self(call: cst.Call, receiver: Value | None) -> bool:
-    """`self.embedder.cuda()` on an attribute of unknown kind: an object handed to the class
-    (XLM's GLUE gets a `SentenceEmbedder`, a plain wrapper with a `cuda()` of its own)."""
-    target = cst.ensure_type(call.func, cst.Attribute).value
-    return (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-        and (receiver is None or receiver.kind not in (Kind.TENSOR, Kind.MODULE))
-    )
+def _of_unknown_kind(receiver: Value | None) -> bool:
+    """A value the flow knows neither as a tensor nor as a module: an object handed to a
+    function or a class (XLM's GLUE gets a `SentenceEmbedder`, a plain wrapper with a `cuda()`
+    of its own)."""
+    return receiver is None or receiver.kind not in (Kind.TENSOR, Kind.MODULE)
