@@ -103,6 +103,8 @@ class Frame:
                     env[name] = join(env[name], other_env[name])
                 elif loop and name in other_env:
                     env[name] = other_env[name]
+                elif name.split(".", 1)[0] in self.attribute_owners and "." in name:
+                    env.pop(name, None)  # `args.apex_amp = True` on one path only: the option elsewhere
                 else:
                     env[name] = _partial(env.get(name) or other_env.get(name))
             for obj in set(heap) | set(other_heap):

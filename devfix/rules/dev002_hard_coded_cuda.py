@@ -145,8 +145,11 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
             return self._fix(ctx, call, message, lambda device: self._cuda_to_to(ctx, call, device))
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and qual is None:
             moved = facts.value(func.value)
-            if moved is not None and moved.kind is Kind.MODULE and moved.neutral:
-                return None  # `DiceCELoss(...).to("cuda:0")`: nothing to copy, as for `.cuda()` above
+            if moved is not None and moved.kind is Kind.MODULE and moved.neutral and moved.cls is None:
+                # `DiceCELoss(...).to("cuda:0")`, a library's layer or loss without tensors: nothing
+                # to copy, as for `.cuda()` above (not a class of the run, which may hand layers to
+                # `super().__init__`: LPIPS's `LinLayers(nn.ModuleList)`)
+                return None
             for arg in call.args:
                 if (arg.keyword is None or arg.keyword.value == "device") and self._is_cuda_device(ctx, arg.value):
                     return self._fix_argument(
