@@ -242,7 +242,9 @@ def _class_constants(klass: cst.ClassDef) -> list[str]:
     found = []
     for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            target = small.targets[0].target
             if isinstance(target, cst.Name) and _literal(small.value):
                 found.append(target.value)
     return found

@@ -534,9 +534,8 @@ def _loads_a_cached_dataset(facts: FileFacts, call: cst.Call) -> bool:
     parent = tree.parent(call)
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
         return False
-    target = parent.targets[0].target
-    if isinstance(target, cst.Tuple) and target.elements:
-        target = target.elements[0].value
+    assigned = parent.targets[0].target
+    target = assigned.elements[0].value if isinstance(assigned, cst.Tuple) and assigned.elements else assigned
     if not isinstance(target, cst.Name):
         return False
     for binding in tree.scope_of(target).lookup(target.value) or []:
