@@ -101,12 +101,13 @@ def saved_shapes(tree: Tree, program: Program, function: cst.FunctionDef) -> fro
         seen.add(id(current))
         for save, _ in program.saves:
             if len(save.args) >= 2 and tree.enclosing(save, cst.FunctionDef) is current:
-                shapes |= {s for s in path_shapes(tree, save.args[1].value) if _has_literal(s)}
+                shapes |= {s for s in path_shapes(tree, save.args[1].value) if has_literal(s)}
         todo += _own_methods_called(tree, current)
     return frozenset(shapes)
 
 
-def _has_literal(shape: str) -> bool:
+def has_literal(shape: str) -> bool:
+    """The shape names a file by a string literal (`path + '/' + 'checkpoint.pth'`)."""
     return "'" in shape or '"' in shape
 
 

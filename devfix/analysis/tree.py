@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import libcst as cst
 
@@ -16,6 +17,8 @@ from devfix.analysis.cells import CELL_MARK
 from devfix.analysis.collect import Collected, collect
 from devfix.analysis.layout import Layout, Original
 from devfix.analysis.scopes import Binding, Scope, dotted_name, resolve
+
+_N = TypeVar("_N", bound=cst.CSTNode)
 
 
 def is_docstring(statement: cst.CSTNode) -> bool:
@@ -442,13 +445,24 @@ def chosen_gpu(index: cst.Arg | None) -> bool:
     return not isinstance(value, cst.Integer) or value.evaluated_value != 0
 
 
+def nodes_of(node: cst.CSTNode, kind: type[_N]) -> list[_N]:
+    """The nodes of type `kind` in `node`'s subtree, `node` included (an explicit stack: no
+    recursion limit on deep expressions)."""
+    found: list[_N] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, kind):
+            found.append(current)
+        stack.extend(current.children)
+    return found
+
+
 def compared_with_a_string(function: cst.FunctionDef, name: str) -> bool:
     """`name` is compared with a string literal somewhere in the function (`device != "cpu"`)."""
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.Name) and node.left.value == name:
-            if any(isinstance(c.comparator, cst.SimpleString) for c in node.comparisons):
-                return True
-        stack.extend(node.children)
-    return False
+    return any(
+        isinstance(node.left, cst.Name)
+        and node.left.value == name
+        and any(isinstance(c.comparator, cst.SimpleString) for c in node.comparisons)
+        for node in nodes_of(function.body, cst.Comparison)
+    )

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.checkpoints import path_shapes, saved_shapes
+from devfix.analysis.checkpoints import has_literal, path_shapes, saved_shapes
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.reach import runs_without_gpu
 from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import Tree, read_names
+from devfix.analysis.tree import Tree, nodes_of, read_names
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
@@ -172,7 +172,7 @@ def _saved_by_a_call_before(facts: FileFacts, call: cst.Call) -> bool:
     saves `path + '/' + 'checkpoint.pth'`, then `torch.load(path + '/' + 'checkpoint.pth')`
     after the loop. Only shapes with a literal in them count: a bare variable names no file."""
     tree = facts.tree
-    paths = {shape for shape in path_shapes(tree, call.args[0].value) if "'" in shape or '"' in shape}
+    paths = {shape for shape in path_shapes(tree, call.args[0].value) if has_literal(shape)}
     if not paths:
         return False
     loader = tree.enclosing(call, cst.FunctionDef)
@@ -304,20 +304,8 @@ def _saved_by_a_cpu_only_file(facts: FileFacts, call: cst.Call) -> bool:
         node = bindings[0].value if len(bindings) == 1 and bindings[0].value is not None else node
     return any(
         isinstance(text, str) and text.replace("\\", "/").rsplit("/", 1)[-1] in names
-        for text in (string.evaluated_value for string in _strings_in(node))
+        for text in (string.evaluated_value for string in nodes_of(node, cst.SimpleString))
     )
-
-
-def _strings_in(node: cst.CSTNode) -> list[cst.SimpleString]:
-    found: list[cst.SimpleString] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.SimpleString):
-            found.append(current)
-        else:
-            stack.extend(current.children)
-    return found
 
 
 def _in_a_dataset(facts: FileFacts, call: cst.Call) -> bool:
