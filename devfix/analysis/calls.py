@@ -20,6 +20,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
 from devfix.analysis.scopes import dotted_name
+from devfix.analysis.tree import class_constants
 from devfix.analysis.values import (
     GPU_COUNT,
     GPU_IDS,
@@ -731,8 +732,16 @@ def linked_arguments(params: tuple[str, ...], args: Args) -> dict[str, Value] | 
         name = arguments.parameter_name(arg, index, params)
         if name is None:
             return None
-        found[name] = exported(value)
+        found[name] = exported(_with_class_constants(value))
     return found
+
+
+def _with_class_constants(value: Value) -> Value:
+    """A module instance with the literals its class body binds as known attributes: the file
+    it is handed to reads `detector.input_size` as a plain tuple, not as one of its tensors."""
+    if value.kind is not Kind.MODULE or value.cls is None:
+        return value
+    return replace(value, attrs=tuple((name, HOST) for name in class_constants(value.cls)))
 
 
 def _asks_for_a_gpu_accelerator(node: cst.Call) -> bool:

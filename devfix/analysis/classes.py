@@ -372,7 +372,8 @@ class ClassFlow(FlowState):
                 return UNKNOWN  # `model.inp_size = (80, 160)`, set from outside (OC_SORT's ReID model)
         if name in ("training",):
             return HOST
-        return operations.program_member(base)
+        constant = base.attr(name)  # a class constant of a module another file handed over
+        return constant if constant is not None else operations.program_member(base)
 
     def _member_of(self, module: Value, attribute: Value) -> Value:
         """An attribute of a module instance seen from outside (program world)."""

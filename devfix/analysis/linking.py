@@ -215,7 +215,7 @@ def exported(value: Value | None, *, returned: bool = False, collated: bool = Fa
             return replace(_bare(value), place=Place.CPU, origins=frozenset({Origin(origin.kind, origin.node)}))
         if value.place is Place.CPU and kind is Kind.TENSOR and collated:
             return replace(_bare(value), place=Place.CPU)  # collated batches: fresh CPU tensors
-        return Value(kind, Place.UNKNOWN, neutral=value.neutral)
+        return Value(kind, Place.UNKNOWN, neutral=value.neutral, attrs=value.attrs if kind is Kind.MODULE else ())
     if kind is Kind.OTHER and value.flag == GPU_SKIP:
         return Value(Kind.OTHER, Place.UNKNOWN, flag=GPU_SKIP)  # a test decorator that skips without a GPU
     if kind is Kind.OTHER and value.attrs:

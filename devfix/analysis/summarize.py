@@ -14,10 +14,17 @@ from devfix.analysis.checkpoints import saved_shapes
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.datasets import class_transfers
 from devfix.analysis.functions import FunctionInfo
-from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
+from devfix.analysis.linking import (
+    ClassSummary,
+    Export,
+    FunctionSummary,
+    MethodSummary,
+    ModuleSummary,
+    exported,
+)
 from devfix.analysis.program import Program
 from devfix.analysis.reach import needs_gpu_when_called
-from devfix.analysis.tree import Tree, read_names
+from devfix.analysis.tree import Tree, class_constants, read_names
 from devfix.analysis.values import GPU_SKIP, HOST, UNKNOWN, Kind, Place, Value
 
 
@@ -153,7 +160,7 @@ def _class(tree: Tree, program: Program, cls: ClassInfo) -> ClassSummary:
         for name, value in klass.linked.attrs if klass.linked is not None else klass.attrs.items():
             attrs[name] = _attribute(value)
         if klass.linked is None:
-            attrs.update({name: HOST for name in _class_constants(klass.node) if name not in attrs})
+            attrs.update({name: HOST for name in class_constants(klass.node) if name not in attrs})
     element = None
     if cls.kind == "dataset":
         getitem = cls.method("__getitem__")
@@ -233,31 +240,6 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
         )
     for base in cls.bases:
         _collect_methods(tree, program, base, methods)
-
-
-def _class_constants(klass: cst.ClassDef) -> list[str]:
-    """The names the class body binds to literals (`input_size = (128, 128)` of a face
-    detector): plain values, which another file reading `detector.input_size` must not take for
-    one of the module's tensors."""
-    found = []
-    for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-                continue
-            target = small.targets[0].target
-            if isinstance(target, cst.Name) and _literal(small.value):
-                found.append(target.value)
-    return found
-
-
-def _literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.UnaryOperation):
-        return _literal(node.expression)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_literal(element.value) for element in node.elements)
-    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
 
 
 def _needs_gpu(tree: Tree, program: Program, function: cst.FunctionDef) -> bool:

@@ -466,3 +466,28 @@ def compared_with_a_string(function: cst.FunctionDef, name: str) -> bool:
         and any(isinstance(c.comparator, cst.SimpleString) for c in node.comparisons)
         for node in nodes_of(function.body, cst.Comparison)
     )
+
+
+def class_constants(klass: cst.ClassDef) -> list[str]:
+    """The names the class body binds to literals (`input_size = (128, 128)` of a face
+    detector): plain values, which another file reading `detector.input_size` must not take for
+    one of the module's tensors."""
+    found = []
+    for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            target = small.targets[0].target
+            if isinstance(target, cst.Name) and _literal(small.value):
+                found.append(target.value)
+    return found
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_literal(element.value) for element in node.elements)
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
