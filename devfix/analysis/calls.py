@@ -193,6 +193,10 @@ def _qualified(frame: Frame, node: cst.Call, callee: Value, args: Args) -> Value
             element=struct(items=items),
             obj=id(node),
         )
+    if qual in api.DATASET_SUBSETS or qual in api.DATASET_SPLITS:
+        split = _split_dataset(args, whole=qual in api.DATASET_SUBSETS)
+        if split is not None:
+            return split
     if _loads_onto_a_gpu(args):
         program.gpu_only_calls.append(node)  # `from_pretrained(..., load_in_8bit=True)`: bitsandbytes, on a GPU
     if api.is_model_factory(qual):
@@ -734,6 +738,19 @@ def linked_arguments(params: tuple[str, ...], args: Args) -> dict[str, Value] | 
             return None
         found[name] = exported(_with_class_constants(value))
     return found
+
+
+def _split_dataset(args: Args, *, whole: bool) -> Value | None:
+    """`Subset(dataset, idx)` is the dataset, `random_split(dataset, lengths)` a list of it: a
+    `TensorDataset` of tensors moved to the GPU stays one, and its loaders yield device batches
+    (never pinned). None for a dataset the flow does not know: its loaders read as before."""
+    found = arguments.keyword(args, "dataset") or (arguments.positional(args)[0] if arguments.positional(args) else None)
+    if found is None:
+        return None
+    dataset = found[1]
+    if dataset.kind is not Kind.DATASET or (dataset.place is Place.UNKNOWN and dataset.element is None):
+        return None
+    return dataset if whole else Value(Kind.STRUCT, dataset.place, element=dataset)
 
 
 def _with_class_constants(value: Value) -> Value:

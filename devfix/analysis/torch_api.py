@@ -150,6 +150,9 @@ DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datalo
 # The dataset classes of the domain libraries (`torchvision.datasets.UCF101(...)`): objects of the host.
 DATASET_LIBRARIES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+# Views of a dataset (`Subset(ds, idx)`, `random_split(ds, [0.8, 0.2])`): their items are its items.
+DATASET_SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
+DATASET_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 DATASET_ROOTS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset",
                            "torch.utils.data.dataset.IterableDataset"})
 # Wrappers around an iterable that yield its items (possibly with an index).
