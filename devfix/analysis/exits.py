@@ -24,13 +24,18 @@ EXITS = frozenset(
 )
 
 
-def returns(body: cst.BaseSuite) -> bool:
+def last_small(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    """The block's last small statement, indented or on its header's line (`if not
+    torch.cuda.is_available(): sys.exit()`); None when the block ends with a compound one."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.body[-1] if body.body else None
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    return (
-        bool(statements)
-        and isinstance(statements[-1], cst.SimpleStatementLine)
-        and isinstance(statements[-1].body[-1], cst.Return)
-    )
+    last = statements[-1] if statements else None
+    return last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+
+
+def returns(body: cst.BaseSuite) -> bool:
+    return isinstance(last_small(body), cst.Return)
 
 
 def collective(program: Program, call: cst.CSTNode) -> bool:
@@ -85,11 +90,8 @@ def assigns(statement: cst.CSTNode, name: str) -> bool:
 
 def ends(tree: Tree, program: Program, body: cst.BaseSuite) -> bool:
     """The block leaves the function or the program: return, raise, `pytest.skip()`, `sys.exit()`."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
-        return False
-    last = statements[-1].body[-1]
-    return isinstance(last, cst.Return) or exits(tree, program, last)
+    last = last_small(body)
+    return last is not None and (isinstance(last, cst.Return) or exits(tree, program, last))
 
 
 def exits(tree: Tree, program: Program, small: cst.BaseSmallStatement) -> bool:
@@ -149,8 +151,5 @@ def raises_again(body: cst.BaseSuite) -> bool:
 
 def last_raise(body: cst.BaseSuite) -> cst.Raise | None:
     """The `raise` that ends the block's last statement line, if it ends so."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise):
-        return last.body[-1]
-    return None
+    last = last_small(body)
+    return last if isinstance(last, cst.Raise) else None
