@@ -240,7 +240,7 @@ _MODEL_CALLS = frozenset({"forward", "__call__"})
 
 def _moved_by_the_next_statement(tree: Tree, built: cst.CSTNode) -> bool:
     """`model.fc = nn.Linear(...)` then `model.fc = model.fc.cuda()` (a fine-tuning script's
-    new head), or `self.embed = nn.Embedding(...)` then `self.embed.to(old.weight.device)`: the
+    new head; or `... if use_cuda else model.fc`), or `self.embed = nn.Embedding(...)` then `self.embed.to(old.weight.device)`: the
     module built is moved, in place, by a later statement of the same block, to where the
     program chose; wherever the flow meets it later, the program has placed it. The move may
     be of the object holding it (`model.module.Prediction = nn.Linear(...)`, its weights
@@ -264,6 +264,8 @@ def _moved_by_the_next_statement(tree: Tree, built: cst.CSTNode) -> bool:
             call = move.value
         else:
             call = None
+        if isinstance(call, cst.IfExp):  # `model.fc = model.fc.cuda() if use_cuda else model.fc`
+            call = call.body
         func = call.func if isinstance(call, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             if any(func.value.deep_equals(holder) for holder in holders):
