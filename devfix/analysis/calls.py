@@ -78,6 +78,8 @@ def call(frame: Frame, node: cst.Call) -> Value:
                 return module_call(frame, node, member, args)
             if member.kind is Kind.TENSOR and member.member:
                 return module_call(frame, node, Value(Kind.MODULE, member.place, member.origins), args)
+            if member.kind is Kind.OTHER and member.cls is not None and program.defines_method(member, "__call__"):
+                return program.call_method(frame, node, member, "__call__", args)  # `self.box_transform(box)`
             cls = _local_class(program, receiver)
             if cls is not None and cls.method(func.attr.value) is None:
                 # an attribute the class sets, of a kind not followed (or not settled yet in the

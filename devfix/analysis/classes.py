@@ -293,6 +293,22 @@ class ClassFlow(FlowState):
             self._places_itself(info) or self._builds_a_self_placing_child(frame, info)
         )
         info.dynamic = any(self._updates_attributes(method) for method in info.methods.values())
+        info.instances = self._class_body_instances(frame, node)
+
+    def _class_body_instances(self, frame: Frame, node: cst.ClassDef) -> dict[str, cst.ClassDef]:
+        """`box_transform = BoxTransform()` in a class body, of a plain class of the run (no
+        module, no dataset, no base devfix cannot see): name -> that class."""
+        found = {}
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+                    continue
+                target = small.targets[0].target
+                made = frame.expr(small.value.func) if isinstance(small.value.func, (cst.Name, cst.Attribute)) else None
+                klass = self.classes.get(id(made.ref)) if made is not None and made.ref is not None else None
+                if isinstance(target, cst.Name) and klass is not None and klass.kind == "other" and not klass.opaque:
+                    found[target.value] = klass.node
+        return found
 
     def _updates_attributes(self, method: cst.FunctionDef) -> bool:
         """`self.__dict__.update(locals())`, `vars(self).update(cfg)`: what each attribute
@@ -396,7 +412,8 @@ class ClassFlow(FlowState):
             return Value(Kind.TENSOR, Place.DEVICE, frozenset({module}))
         known = cls.attribute(name)
         if known is None:
-            return UNKNOWN
+            made = cls.instances.get(name)
+            return Value(Kind.OTHER, Place.UNKNOWN, cls=made) if made is not None else UNKNOWN
         if known.kind is Kind.MODULE:
             if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
                 return UNKNOWN
@@ -474,7 +491,11 @@ class ClassFlow(FlowState):
         if cls is None:
             return False
         return (
-            cls.method(name) is not None or cls.attribute(name) is not None or name in cls.buffers or name in cls.writes
+            cls.method(name) is not None
+            or cls.attribute(name) is not None
+            or name in cls.buffers
+            or name in cls.writes
+            or name in cls.instances
         )
 
     def defines_method(self, instance: Value, name: str) -> bool:

@@ -41,6 +41,9 @@ class ClassInfo:
     places_itself: bool = False  # `__init__` puts layers on a device (`.to(device)`, `device=`)
     dynamic: bool = False  # a method sets attributes wholesale (`self.__dict__.update(locals())`)
     called_attrs: set[str] = field(default_factory=set)  # `self.x(...)`, `self.x.conv1(...)`: used as layers
+    # class-body names bound to an object of a plain class of the run (`box_transform =
+    # BoxTransform()` of a YOLO loss): that class, whose `__call__` a method's `self.x(...)` runs
+    instances: dict[str, cst.ClassDef] = field(default_factory=dict)
     bases: tuple[ClassInfo, ...] = ()
     linked: ClassSummary | None = None  # a class of another project file, as its summary says
 
