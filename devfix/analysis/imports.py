@@ -102,7 +102,8 @@ class ProjectIndex:
         """The modules `importer` imports at its top level (unindented `import a.b`,
         `from a.b import c`) that cannot exist: `a` is a folder of the project's files, and
         no folder named `a` where Python could look holds a `b` of any kind (`.py`, package,
-        extension, stub). Importing it raises ImportError on every machine."""
+        extension, stub). Importing it raises ImportError on every machine. An indented
+        import of a name the module lacks adds `module:name`, for that statement alone."""
         found: set[str] = set()
         absent = self._absent_submodules(importer)
         for match in TOP_IMPORT.finditer(data):
@@ -128,6 +129,14 @@ class ProjectIndex:
             names = [name.strip().split(" ")[0] for name in match.group(2).decode("ascii", "replace").split(",")]
             if self.lacks_a_name(module, [name for name in names if name and name != "*"]):
                 found.add(module)
+        for match in _FROM_INDENTED.finditer(data):
+            # `from utils import cal_param_size, get_flops` in a `__main__` self-test: only that
+            # statement raises, so the name is kept with its module (`utils:get_flops`)
+            module = match.group(1).decode("ascii", "replace")
+            for name in match.group(2).decode("ascii", "replace").split(","):
+                name = name.strip().split(" ")[0]
+                if name and name != "*" and self.lacks_a_name(module, [name]):
+                    found.add(f"{module}:{name}")
         return frozenset(found)
 
     def _absent_submodules(self, importer: str) -> frozenset[str]:
@@ -611,6 +620,8 @@ def imported_modules(data: bytes) -> set[bytes]:
 
 # `from a.b import c, d` at a module's top (absolute), with the names it imports.
 _FROM_ANY = re.compile(rb"^from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w \t,*]+)", re.MULTILINE)
+# `from a.b import c, d` indented (in a block), with the names it imports.
+_FROM_INDENTED = re.compile(rb"^[ \t]+from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w \t,]+)", re.MULTILINE)
 # `from .model_utils import x`, `from .. import utils` at a module's top: dots, module, names.
 _FROM_RELATIVE = re.compile(rb"^from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)", re.MULTILINE)
 # `from a.b.c import d, e` at a module's top, with the names it imports.

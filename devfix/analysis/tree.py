@@ -216,7 +216,11 @@ def imports_module(small: cst.BaseSmallStatement, missing_modules: frozenset[str
         aliases = small.names if not isinstance(small.names, cst.ImportStar) else ()
         return any(dots + (dotted_name(alias.name) or "") in missing_modules for alias in aliases)
     if isinstance(small, cst.ImportFrom) and small.module is not None:
-        return dotted_name(small.module) in missing_modules
+        module = dotted_name(small.module)
+        aliases = small.names if not isinstance(small.names, cst.ImportStar) else ()
+        return module in missing_modules or any(
+            f"{module}:{dotted_name(alias.name)}" in missing_modules for alias in aliases
+        )
     if isinstance(small, cst.Import):
         return any(dotted_name(alias.name) in missing_modules for alias in small.names)
     return False
