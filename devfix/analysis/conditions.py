@@ -121,9 +121,11 @@ def boolean(left: Value, right: Value, conjunction: bool) -> Value:
     known = combine(left.truth, right.truth)
     flags = {left.flag, right.flag} - {None, "constant", "fixed"}
     flag = "choice" if "choice" in flags else ("available" if flags else left.flag or right.flag)
-    if known is None and left.kind is not Kind.HOST:
-        return join(left, right)  # `x or default`: the value, not a truth
-    return condition(known, combine(left.cpu, right.cpu), flag)
+    cpu = combine(left.cpu, right.cpu)
+    if known is None and left.kind is not Kind.HOST and not (conjunction and cpu is False and flags):
+        # `x or default`: the value, not a truth; but `model and hps.is_cuda` is a GPU check
+        return join(left, right)
+    return condition(known, cpu, flag)
 
 
 def flagged(value: Value, flag: str | None) -> Value:
