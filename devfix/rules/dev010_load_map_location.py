@@ -532,9 +532,20 @@ def _loads_a_cached_dataset(facts: FileFacts, call: cst.Call) -> bool:
         value = facts.value(binding.value)
         built = facts.value(binding.value.func) if isinstance(binding.value, cst.Call) else None
         library = built is not None and built.qual is not None and built.qual.startswith(api.DATASET_LIBRARIES)
-        if library or (value is not None and value.kind is Kind.DATASET):
+        if library or (value is not None and value.kind is Kind.DATASET) or _builds_a_dataset(facts, binding.value):
             return True
     return False
+
+
+def _builds_a_dataset(facts: FileFacts, made: cst.BaseExpression) -> bool:
+    """`SegmentationDataSet3(...)` of a project `Dataset` class, in the branch the flow did
+    not take (`if use_saved_data:` loads the cache, `else:` builds and saves it)."""
+    if not (isinstance(made, cst.Call) and isinstance(made.func, cst.Name)):
+        return False
+    program = facts.program
+    callee = program.module_env.get(made.func.value)
+    klass = program.classes.get(id(callee.ref)) if callee is not None and callee.ref is not None else None
+    return klass is not None and klass.kind == "dataset"
 
 
 def _converted_to_numpy(facts: FileFacts, call: cst.Call) -> bool:
