@@ -746,7 +746,9 @@ def _split_dataset(args: Args, *, whole: bool) -> Value | None:
     """`Subset(dataset, idx)` is the dataset, `random_split(dataset, lengths)` a list of it: a
     `TensorDataset` of tensors moved to the GPU stays one, and its loaders yield device batches
     (never pinned). None for a dataset the flow does not know: its loaders read as before."""
-    found = arguments.keyword(args, "dataset") or (arguments.positional(args)[0] if arguments.positional(args) else None)
+    found = arguments.keyword(args, "dataset") or (
+        arguments.positional(args)[0] if arguments.positional(args) else None
+    )
     if found is None:
         return None
     dataset = found[1]

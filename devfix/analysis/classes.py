@@ -18,7 +18,14 @@ import libcst as cst
 
 from devfix.analysis import arguments, operations
 from devfix.analysis import torch_api as api
-from devfix.analysis.classinfo import ClassInfo, defines_name, known_base, registered_items, through
+from devfix.analysis.classinfo import (
+    ClassInfo,
+    class_body_instances,
+    defines_name,
+    known_base,
+    registered_items,
+    through,
+)
 from devfix.analysis.linking import ClassSummary, FunctionSummary, MethodSummary
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.state import FlowState
@@ -293,22 +300,7 @@ class ClassFlow(FlowState):
             self._places_itself(info) or self._builds_a_self_placing_child(frame, info)
         )
         info.dynamic = any(self._updates_attributes(method) for method in info.methods.values())
-        info.instances = self._class_body_instances(frame, node)
-
-    def _class_body_instances(self, frame: Frame, node: cst.ClassDef) -> dict[str, cst.ClassDef]:
-        """`box_transform = BoxTransform()` in a class body, of a plain class of the run (no
-        module, no dataset, no base devfix cannot see): name -> that class."""
-        found = {}
-        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
-                    continue
-                target = small.targets[0].target
-                made = frame.expr(small.value.func) if isinstance(small.value.func, (cst.Name, cst.Attribute)) else None
-                klass = self.classes.get(id(made.ref)) if made is not None and made.ref is not None else None
-                if isinstance(target, cst.Name) and klass is not None and klass.kind == "other" and not klass.opaque:
-                    found[target.value] = klass.node
-        return found
+        info.instances = class_body_instances(node, self.classes, frame.expr)
 
     def _updates_attributes(self, method: cst.FunctionDef) -> bool:
         """`self.__dict__.update(locals())`, `vars(self).update(cfg)`: what each attribute

@@ -8,7 +8,7 @@ reader of a class's facts never imports the evaluator.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -210,3 +210,21 @@ _T = TypeVar("_T")
 def _first(found: Iterable[_T | None]) -> _T | None:
     """The first answer of the bases, in their order, that is not None."""
     return next((item for item in found if item is not None), None)
+
+
+def class_body_instances(
+    node: cst.ClassDef, classes: dict[int, ClassInfo], evaluate: Callable[[cst.BaseExpression], Value]
+) -> dict[str, cst.ClassDef]:
+    """`box_transform = BoxTransform()` in a class body, of a plain class of the run (no
+    module, no dataset, no base devfix cannot see): name -> that class."""
+    found = {}
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+                continue
+            target = small.targets[0].target
+            made = evaluate(small.value.func) if isinstance(small.value.func, (cst.Name, cst.Attribute)) else None
+            klass = classes.get(id(made.ref)) if made is not None and made.ref is not None else None
+            if isinstance(target, cst.Name) and klass is not None and klass.kind == "other" and not klass.opaque:
+                found[target.value] = klass.node
+    return found

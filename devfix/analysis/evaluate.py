@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import libcst as cst
 
-from devfix.analysis import calls, conditions, operations
+from devfix.analysis import calls, conditions, operations, options
 from devfix.analysis import torch_api as api
 from devfix.analysis.scopes import Scope
 from devfix.analysis.torch_api import CUDA_FLAG_NAME
@@ -570,22 +570,12 @@ class Frame:
             return constant(False)
         value = self.lookup(node.value)
         if node.value in self.attribute_owners and value.kind is Kind.OTHER:
-            value = self._with_written_attributes(node.value, value)
+            value = options.with_written_attributes(self.env, node.value, value)
         if isinstance(value.ref, cst.FunctionDef):
             parent = self.program.data.parent.get(id(node))
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 self.program.escaped_functions.add(id(value.ref))  # `map(f, xs)`, `hook=f`: called unseen
         return value
-
-    def _with_written_attributes(self, name: str, value: Value) -> Value:
-        """`args` after `args.use_cuda = torch.cuda.is_available()`: the options as the code set
-        them, which a call (`main(args)`) hands on to the function it calls."""
-        prefix = f"{name}."
-        written = {key[len(prefix) :]: v for key, v in self.env.items() if key.startswith(prefix)}
-        if not written:
-            return value
-        kept = tuple((key, v) for key, v in value.attrs if key not in written)
-        return replace(value, attrs=kept + tuple(written.items()))
 
     def _attribute(self, node: cst.Attribute) -> Value:
         base = self.expr(node.value)

@@ -7,7 +7,8 @@ The flow binds `args.<dest>` to these values (Program.parser_method).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 import libcst as cst
 
@@ -121,3 +122,15 @@ def _option_value(dest: str, call: cst.Call) -> Value:
     if positive:
         return condition(True, False, "choice")  # `--cuda`, `--gpu 0`: given where there is one
     return HOST
+
+
+def with_written_attributes(env: Mapping[str, Value], name: str, value: Value) -> Value:
+    """`args` after `args.use_cuda = torch.cuda.is_available()`: the options as the code set
+    them (`env` keeps them as `args.use_cuda`), which a call (`main(args)`) hands on to the
+    function it calls."""
+    prefix = f"{name}."
+    written = {key[len(prefix) :]: v for key, v in env.items() if key.startswith(prefix)}
+    if not written:
+        return value
+    kept = tuple((key, v) for key, v in value.attrs if key not in written)
+    return replace(value, attrs=kept + tuple(written.items()))
