@@ -16,7 +16,7 @@ import libcst as cst
 
 from devfix.analysis import operations
 from devfix.analysis.torch_api import CUDA_FLAG_NAME, device_string_place
-from devfix.analysis.values import Kind, Place, Value, condition, join
+from devfix.analysis.values import HOST, UNKNOWN, Kind, Place, Value, condition, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from devfix.analysis.evaluate import Frame
@@ -248,4 +248,27 @@ def array_path(frame: Frame, test: cst.BaseExpression) -> list[str]:
         held = frame.env.get(param.name.value)
         if held is not None and held.kind is Kind.TENSOR and param.name.value != name.value:
             found.append(param.name.value)
+    return found
+
+
+_SEQUENCES = frozenset({"builtins.tuple", "builtins.list"})
+
+
+def retyped_in_branch(frame: Frame, test: cst.BaseExpression) -> dict[str, Value]:
+    """What the body of an `if` on a value's type holds: host data for `isinstance(x,
+    np.ndarray)` (array_path); a tuple or list of items devfix does not know for
+    `isinstance(input, tuple)` (an OpenNMT encoder's `forward` takes its lengths beside the
+    batch, `(src, lengths)`, a Python list of ints), wherever the flow took `input` for a tensor."""
+    found: dict[str, Value] = dict.fromkeys(array_path(frame, test), HOST)
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"):
+        return found
+    if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
+        return found
+    kinds = test.args[1].value
+    kinds_of = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    quals = {(frame.program.values.get(id(kind)) or UNKNOWN).qual for kind in kinds_of}
+    name = test.args[0].value.value
+    held = frame.env.get(name)
+    if quals and quals <= _SEQUENCES and held is not None and held.kind is Kind.TENSOR:
+        found[name] = Value(Kind.STRUCT, Place.UNKNOWN, element=UNKNOWN)
     return found

@@ -376,18 +376,17 @@ class Frame:
                 self._orelse(node.orelse)
             return
         orelse = node.orelse
-        arrays = conditions.array_path(self, node.test)
+        retyped = conditions.retyped_in_branch(self, node.test)
         self._branches(
             self.snapshot(),
             [
-                lambda: self._array_block(node.body, arrays),
+                lambda: self._retyped_block(node.body, retyped),
                 lambda: self._orelse(orelse) if orelse is not None else None,
             ],
         )
 
-    def _array_block(self, body: cst.BaseSuite, arrays: list[str]) -> None:
-        for name in arrays:
-            self.env[name] = HOST
+    def _retyped_block(self, body: cst.BaseSuite, retyped: dict[str, Value]) -> None:
+        self.env.update(retyped)
         self.block(body)
 
     def _guarded_block(self, body: cst.BaseSuite, flag: str | None) -> None:
