@@ -255,8 +255,9 @@ def subscript(frame: Frame, node: cst.Subscript, base: Value) -> Value:
         ):
             # a batch sliced from data made before the loop: moved where it is sliced
             origin = Origin("slice", node, loop=frame.loops[-1])
-            return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), grad=base.grad)
-        return replace(base, member=False, scalar=False)
+            return Value(Kind.TENSOR, Place.CPU, frozenset({origin}), grad=base.grad and not frame.no_grad)
+        # indexed under `torch.no_grad()`, a tensor that requires grad gives one that does not
+        return replace(base, member=False, scalar=False, grad=base.grad and not frame.no_grad)
     if base.kind is Kind.STRUCT:
         if len(indices) == 1 and not sliced:
             key_node, _key = indices[0]
