@@ -108,7 +108,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
         choice = None if moved_after or kept_on_cpu else facts.devices.in_reach_or_planned(call)
         if choice is not None and facts.devices.may_be_an_index(choice.code, call):
             choice = None  # `map_location=0` raises TypeError: "cpu" where that is right, else a report
-        in_a_dataset = _in_a_dataset(facts, call)
+        in_a_dataset = _in_a_dataset(facts, call) and not _made_on_the_device_otherwise(facts, call)
         if in_a_dataset:
             choice = None  # a DataLoader's workers read it: CUDA there fails in forked workers
         code = choice.code if choice is not None else None
@@ -533,6 +533,23 @@ def _loads_a_cached_dataset(facts: FileFacts, call: cst.Call) -> bool:
         built = facts.value(binding.value.func) if isinstance(binding.value, cst.Call) else None
         library = built is not None and built.qual is not None and built.qual.startswith(api.DATASET_LIBRARIES)
         if library or (value is not None and value.kind is Kind.DATASET) or _builds_a_dataset(facts, binding.value):
+            return True
+    return False
+
+
+def _made_on_the_device_otherwise(facts: FileFacts, call: cst.Call) -> bool:
+    """`data = torch.load(file_name)` where the other branch makes `data = torch.rand(n, 1,
+    device=device)` and saves it (a course's sine-regression dataset): the cache holds what the
+    program keeps on the device, so loading it onto the CPU would change where it lives."""
+    parent = facts.tree.parent(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    for binding in facts.tree.scope_of(target).lookup(target.value) or []:
+        value = facts.value(binding.value) if binding.value is not None and binding.node is not parent else None
+        if value is not None and value.kind is Kind.TENSOR and value.place is Place.DEVICE:
             return True
     return False
 
