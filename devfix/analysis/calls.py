@@ -705,7 +705,9 @@ def _made_of_sizes(node: cst.BaseExpression) -> bool:
         return False
     factory = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
     listed = node.args[0].value
-    if factory not in ("tensor", "LongTensor", "IntTensor", "as_tensor") or not isinstance(listed, (cst.List, cst.Tuple)):
+    if factory not in ("tensor", "LongTensor", "IntTensor", "as_tensor") or not isinstance(
+        listed, (cst.List, cst.Tuple)
+    ):
         return False
     return bool(listed.elements) and all(_a_size(element.value) for element in listed.elements)
 
@@ -715,7 +717,9 @@ def _a_size(node: cst.BaseExpression) -> bool:
         return node.func.value == "len"
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value == "size"
-    return isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    return (
+        isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    )
 
 
 def _call_tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:

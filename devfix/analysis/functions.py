@@ -86,6 +86,7 @@ class FunctionFlow(FlowState):
                 node, args, summary.params, summary.device_params, summary.cuda_switches, summary.needs_gpu
             )
             passed = self.note_linked_call(summary, args)
+            self._linked_meetings(node, summary, args)
             for index, (arg, value) in enumerate(args):
                 name = arguments.parameter_name(arg, index, summary.params)
                 if not (value.kind is Kind.MODULE and name in summary.keeps and passed is not None):
@@ -95,6 +96,17 @@ class FunctionFlow(FlowState):
                 return UNKNOWN  # `gen_z(16, 8, False)`: the caller turned the move off, or may have
             return self._returned(frame, node, returns) if returns is not None else UNKNOWN
         return UNKNOWN
+
+    def _linked_meetings(self, node: cst.Call, summary: FunctionSummary, args: Args) -> None:
+        """`loss_fn(output_batch, labels_batch)` of another file's `loss_fn(outputs, labels)`,
+        which combines its two parameters: the arguments meet at this call."""
+        if not summary.meets:
+            return
+        by_name = {arguments.parameter_name(arg, i, summary.params): (arg.value, v) for i, (arg, v) in enumerate(args)}
+        for first, second in sorted(summary.meets):
+            met = [by_name[name] for name in (first, second) if name in by_name]
+            if len(met) == 2 and all(value.kind is Kind.TENSOR for _, value in met):
+                self.meet(node, "op", met)
 
     def note_parent_init(self, node: cst.Call, klass: ClassInfo) -> None:
         """`super().__init__(model, device)` in a constructor asks for a GPU as building the

@@ -85,6 +85,8 @@ class FunctionSummary:
     switch: str = ""
     switch_default: bool = False
     saves: frozenset[str] = frozenset()  # the checkpoint path shapes it writes (checkpoints.py)
+    # pairs of parameters it combines (`loss(outputs, labels)`): a call's arguments meet there
+    meets: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def name(self) -> str:

@@ -65,6 +65,7 @@ def _export(tree: Tree, program: Program, value: Value) -> Export | None:
             and isinstance(switch.default, cst.Name)
             and switch.default.value == "True",
             saves=saved_shapes(tree, program, ref),
+            meets=_meets(program, info),
         )
     if value.kind is Kind.OTHER and value.qual is not None and ref is None and not value.attrs:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=value.qual)  # `import torch`, which `from m import *` binds too
@@ -145,6 +146,23 @@ def _switch(tree: Tree, program: Program, info: FunctionInfo, returns: Value) ->
             if named:
                 return named[0]
     return None
+
+
+def _meets(program: Program, info: FunctionInfo) -> frozenset[tuple[str, str]]:
+    """The pairs of parameters the function hands, as they are, to a module or a torch function
+    (`def loss_fn(outputs, labels): return nn.CrossEntropyLoss()(outputs, labels)`): a caller's
+    tensors for them meet at its call. Read off the calls, as the parameters of a function
+    nothing in its file calls have no known kind."""
+    params = set(_params(info))
+    found = set()
+    for call in program.data.within(program.data.calls, info.node):
+        callee = program.values.get(id(call.func))
+        if callee is None or not (callee.kind is Kind.MODULE or (callee.qual or "").startswith("torch.")):
+            continue
+        named = sorted({a.value.value for a in call.args if isinstance(a.value, cst.Name) and a.value.value in params})
+        if len(named) >= 2:
+            found.add((named[0], named[1]))
+    return frozenset(found)
 
 
 def _inside(program: Program, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
