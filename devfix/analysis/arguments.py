@@ -143,3 +143,27 @@ def _converted(values: dict[int, Value], node: cst.BaseExpression) -> str | None
         if qual.startswith("torch.") and qual[6:] in api.FROM_HOST | {"tensor"}:
             node = node.args[0].value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def made_of_sizes(node: cst.BaseExpression) -> bool:
+    """`torch.LongTensor([text.size(1)])`, `torch.tensor([len(seq)])`: a tensor of sizes, which
+    a model takes as its sequences' lengths."""
+    if not (isinstance(node, cst.Call) and node.args and isinstance(node.func, (cst.Name, cst.Attribute))):
+        return False
+    factory = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+    listed = node.args[0].value
+    if factory not in ("tensor", "LongTensor", "IntTensor", "as_tensor") or not isinstance(
+        listed, (cst.List, cst.Tuple)
+    ):
+        return False
+    return bool(listed.elements) and all(a_size(element.value) for element in listed.elements)
+
+
+def a_size(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value == "len"
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value == "size"
+    return (
+        isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    )

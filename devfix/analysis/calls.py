@@ -693,33 +693,9 @@ def _lengths(args: Args) -> set[int]:
             name = arg.keyword.value if arg.keyword is not None else arg.value.value
             if api.LENGTHS_NAME.match(name):
                 found.add(id(arg.value))
-        elif _made_of_sizes(arg.value):
+        elif arguments.made_of_sizes(arg.value):
             found.add(id(arg.value))  # `encoder(embedded, torch.LongTensor([text.size(1)]))` (Tacotron's inference)
     return found
-
-
-def _made_of_sizes(node: cst.BaseExpression) -> bool:
-    """`torch.LongTensor([text.size(1)])`, `torch.tensor([len(seq)])`: a tensor of sizes, which
-    a model takes as its sequences' lengths."""
-    if not (isinstance(node, cst.Call) and node.args and isinstance(node.func, (cst.Name, cst.Attribute))):
-        return False
-    factory = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-    listed = node.args[0].value
-    if factory not in ("tensor", "LongTensor", "IntTensor", "as_tensor") or not isinstance(
-        listed, (cst.List, cst.Tuple)
-    ):
-        return False
-    return bool(listed.elements) and all(_a_size(element.value) for element in listed.elements)
-
-
-def _a_size(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-        return node.func.value == "len"
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        return node.func.attr.value == "size"
-    return (
-        isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
-    )
 
 
 def _call_tensors(frame: Frame, args: Args) -> list[tuple[cst.CSTNode, Value]]:
