@@ -117,8 +117,9 @@ def _option_value(dest: str, call: cst.Call) -> Value:
         return Value(Kind.DEVICE, Place.DEVICE, flag="choice", index=_integer_option(call))
     if _always_true(call):
         return condition(True, True, "fixed")  # `type=bool` or `store_true` with `default=True`
-    if negative and _keyword_string(call, "action") == "store_true":
-        return condition(False, True, "choice")  # `--no-cuda`: given where there is no GPU
+    if negative:
+        # `--no-cuda` (`store_true`, or `type=bool, default=False`): given where there is no GPU
+        return condition(False, True, "choice")
     if positive:
         return condition(True, False, "choice")  # `--cuda`, `--gpu 0`: given where there is one
     return HOST
@@ -128,6 +129,8 @@ def with_written_attributes(env: Mapping[str, Value], name: str, value: Value) -
     """`args` after `args.use_cuda = torch.cuda.is_available()`: the options as the code set
     them (`env` keeps them as `args.use_cuda`), which a call (`main(args)`) hands on to the
     function it calls."""
+    if not value.attrs:
+        return value  # a namespace of unknown options: a few written ones would pass for all of them
     prefix = f"{name}."
     written = {key[len(prefix) :]: v for key, v in env.items() if key.startswith(prefix)}
     if not written:
