@@ -15,7 +15,7 @@ from typing import TypeVar
 import libcst as cst
 
 from devfix.analysis.linking import ClassSummary, MethodSummary
-from devfix.analysis.tree import kept_parameters
+from devfix.analysis.tree import class_body_names, kept_parameters
 from devfix.analysis.values import Kind, Origin, Place, Value, join
 
 
@@ -218,13 +218,11 @@ def class_body_instances(
     """`box_transform = BoxTransform()` in a class body, of a plain class of the run (no
     module, no dataset, no base devfix cannot see): name -> that class."""
     found = {}
-    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
-                continue
-            target = small.targets[0].target
-            made = evaluate(small.value.func) if isinstance(small.value.func, (cst.Name, cst.Attribute)) else None
-            klass = classes.get(id(made.ref)) if made is not None and made.ref is not None else None
-            if isinstance(target, cst.Name) and klass is not None and klass.kind == "other" and not klass.opaque:
-                found[target.value] = klass.node
+    for name, value in class_body_names(node):
+        if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute))):
+            continue
+        made = evaluate(value.func)
+        klass = classes.get(id(made.ref)) if made.ref is not None else None
+        if klass is not None and klass.kind == "other" and not klass.opaque:
+            found[name] = klass.node
     return found

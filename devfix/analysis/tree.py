@@ -472,19 +472,25 @@ def compared_with_a_string(function: cst.FunctionDef, name: str) -> bool:
     )
 
 
+def class_body_names(klass: cst.ClassDef) -> list[tuple[str, cst.BaseExpression]]:
+    """The names the class body binds with a plain `name = value`, each with its value."""
+    found = []
+    for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
+                found.append((small.targets[0].target.value, small.value))
+    return found
+
+
 def class_constants(klass: cst.ClassDef) -> list[str]:
     """The names the class body binds to literals (`input_size = (128, 128)` of a face
     detector): plain values, which another file reading `detector.input_size` must not take for
     one of the module's tensors."""
-    found = []
-    for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-                continue
-            target = small.targets[0].target
-            if isinstance(target, cst.Name) and _literal(small.value):
-                found.append(target.value)
-    return found
+    return [name for name, value in class_body_names(klass) if _literal(value)]
 
 
 def _literal(node: cst.BaseExpression) -> bool:

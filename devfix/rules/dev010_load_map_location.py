@@ -518,37 +518,36 @@ def _loads_a_cached_dataset(facts: FileFacts, call: cst.Call) -> bool:
     torchvision.datasets.UCF101(...)` and saves it there (torchvision's reference scripts):
     the file holds a dataset object, made on the host. Mapping it to the device would put its
     tensors on the GPU, where the loader's forked workers cannot reach them."""
-    tree = facts.tree
-    parent = tree.parent(call)
-    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-        return False
-    assigned = parent.targets[0].target
-    target = assigned.elements[0].value if isinstance(assigned, cst.Tuple) and assigned.elements else assigned
-    if not isinstance(target, cst.Name):
-        return False
-    for binding in tree.scope_of(target).lookup(target.value) or []:
-        if binding.value is None or binding.node is parent:
-            continue
-        value = facts.value(binding.value)
-        built = facts.value(binding.value.func) if isinstance(binding.value, cst.Call) else None
+    for made in _other_bindings(facts, call, first_item=True):
+        value = facts.value(made)
+        built = facts.value(made.func) if isinstance(made, cst.Call) else None
         library = built is not None and built.qual is not None and built.qual.startswith(api.DATASET_LIBRARIES)
-        if library or (value is not None and value.kind is Kind.DATASET) or _builds_a_dataset(facts, binding.value):
+        if library or (value is not None and value.kind is Kind.DATASET) or _builds_a_dataset(facts, made):
             return True
     return False
+
+
+def _other_bindings(facts: FileFacts, call: cst.Call, *, first_item: bool = False) -> list[cst.BaseExpression]:
+    """What the other assignments of the name `name = torch.load(...)` binds assign to it (the
+    first name of `name, _ = torch.load(...)` with `first_item`)."""
+    parent = facts.tree.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return []
+    assigned: cst.BaseExpression = parent.targets[0].target
+    if first_item and isinstance(assigned, cst.Tuple) and assigned.elements:
+        assigned = assigned.elements[0].value
+    if not isinstance(assigned, cst.Name):
+        return []
+    bindings = facts.tree.scope_of(assigned).lookup(assigned.value) or []
+    return [b.value for b in bindings if b.value is not None and b.node is not parent]
 
 
 def _made_on_the_device_otherwise(facts: FileFacts, call: cst.Call) -> bool:
     """`data = torch.load(file_name)` where the other branch makes `data = torch.rand(n, 1,
     device=device)` and saves it (a course's sine-regression dataset): the cache holds what the
     program keeps on the device, so loading it onto the CPU would change where it lives."""
-    parent = facts.tree.parent(call)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
-        return False
-    target = parent.targets[0].target
-    if not isinstance(target, cst.Name):
-        return False
-    for binding in facts.tree.scope_of(target).lookup(target.value) or []:
-        value = facts.value(binding.value) if binding.value is not None and binding.node is not parent else None
+    for made in _other_bindings(facts, call):
+        value = facts.value(made)
         if value is not None and value.kind is Kind.TENSOR and value.place is Place.DEVICE:
             return True
     return False
