@@ -603,7 +603,7 @@ def module_call(frame: Frame, node: cst.Call, module: Value, args: Args) -> Valu
         out = Value(Kind.TENSOR, Place.UNKNOWN, grad=not frame.no_grad)
     else:
         out = Value(Kind.TENSOR, module.place, module.origins, grad=not frame.no_grad)
-    return _shaped_like_forward(program, module, out)
+    return _shaped_like_forward(program, module, out, node)
 
 
 def _local_class(program: FlowState, instance: Value) -> ClassInfo | None:
@@ -628,10 +628,11 @@ def _loads_onto_a_gpu(args: Args) -> bool:
     return attention is not None and string_of(attention[0].value) == "flash_attention_2"
 
 
-def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value:
+def _shaped_like_forward(program: FlowState, module: Value, out: Value, node: cst.Call) -> Value:
     """A module of a project class whose `forward` returns a tuple gives that tuple: what is
     surely a host value stays one (`return score, tag_seq`, where `tag_seq` is a Python list of
-    decoded tags); the rest lives with the module, as a module's output does. Else: `out`."""
+    decoded tags); the rest lives with the module, as a module's output does. Tuples of several
+    lengths: the one the call is unpacked into (`h, loss, _, t_vec = model(...)`). Else: `out`."""
     cls = _local_class(program, module)
     if cls is None:
         return out
@@ -639,15 +640,28 @@ def _shaped_like_forward(program: FlowState, module: Value, out: Value) -> Value
     if forward is not None:
         info = program.functions.get(id(forward))
         returns = info.returns if info is not None else None
+        tuples = tuple(info.tuples_returned.items()) if info is not None else ()
     else:
         linked = cls.linked_method("forward")
         returns = linked.returns if linked is not None else None
+        tuples = linked.tuples if linked is not None else ()
     if returns is not None and returns.kind is Kind.TENSOR and _moved_to_the_cpu(returns):
         return returns  # `return out.to(torch.device("cpu"))`: a value network hands back CPU tensors
+    if returns is not None and returns.kind is Kind.STRUCT and not returns.items and len(tuples) > 1:
+        returns = dict(tuples).get(_unpacked_into(program, node) or -1, returns)
     if returns is None or returns.kind is not Kind.STRUCT or not returns.items:
         return out
     items = tuple(_forward_item(item, out) for item in returns.items)
     return Value(Kind.STRUCT, out.place, out.origins, items=items)
+
+
+def _unpacked_into(program: FlowState, node: cst.Call) -> int | None:
+    """How many names `a, b, c = model(x)` unpacks the call's result into."""
+    parent = program.data.parent.get(id(node))
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Tuple):
+        elements = parent.targets[0].target.elements
+        return None if any(isinstance(e, cst.StarredElement) for e in elements) else len(elements)
+    return None
 
 
 def _moved_to_the_cpu(value: Value) -> bool:

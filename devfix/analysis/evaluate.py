@@ -78,6 +78,7 @@ class Frame:
         self.gpu_guards: list[str] = []  # the reasons ("choice", "available") of the GPU checks around
         self.loops: list[cst.CSTNode] = []
         self.returns: Value | None = None
+        self.tuples_returned: dict[int, Value] = {}  # `return h, loss, np.array(t)`: by length
         self.ended = False  # this path returned, raised, broke or continued: it does not fall through
         self.klass: ClassInfo | None = function.klass if function is not None else None
         self.self_name: str | None = function.self_name if function is not None else None
@@ -309,6 +310,9 @@ class Frame:
         elif isinstance(small, cst.Return):
             value = self.expr(small.value) if small.value is not None else HOST
             self.returns = join(self.returns, value) if self.returns is not None else value
+            if value.kind is Kind.STRUCT and value.items is not None:
+                known = self.tuples_returned.get(len(value.items))
+                self.tuples_returned[len(value.items)] = join(known, value) if known is not None else value
             self.ended = True
         elif isinstance(small, (cst.Break, cst.Continue)):
             self.ended = True

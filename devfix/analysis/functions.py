@@ -55,6 +55,7 @@ class FunctionInfo:
     pending_globals: dict[str, Value] | None = None
     call_globals: dict[str, Value] | None = None
     returns: Value | None = None
+    tuples_returned: dict[int, Value] = field(default_factory=dict)  # the tuples it returns, by length
     param_moves: dict[str, Slot] = field(default_factory=dict)  # module parameters moved in place, with the evidence
     module_inputs: set[str] = field(default_factory=set)  # module world: parameters shown to meet the weights
     moves_params: set[str] = field(default_factory=set)  # parameters the function moves itself

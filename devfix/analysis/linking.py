@@ -42,6 +42,7 @@ class MethodSummary:
     cuda_switches: frozenset[tuple[str, bool]] = frozenset()
     needs_gpu: bool = False  # it asks CUDA for something only a GPU has, whatever it is passed
     saves: frozenset[str] = frozenset()  # the checkpoint path shapes it writes (checkpoints.py)
+    tuples: tuple[tuple[int, Value], ...] = ()  # the tuples it returns, by length, as a caller sees them
 
 
 @dataclass(frozen=True)

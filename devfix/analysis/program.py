@@ -556,6 +556,7 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
         finally:
             self.constructing = False
         info.returns = frame.returns if frame.returns is not None else HOST
+        info.tuples_returned = frame.tuples_returned
         self._record_param_moves(info, frame, before)
         self.evaluated.add(id(info.node))
 

@@ -255,6 +255,7 @@ def _collect_methods(tree: Tree, program: Program, cls: ClassInfo, methods: dict
             program.cuda_switches(info),
             _needs_gpu(tree, program, node),
             saved_shapes(tree, program, node),
+            tuple((length, exported(v, returned=True)) for length, v in sorted(info.tuples_returned.items())),
         )
     for base in cls.bases:
         _collect_methods(tree, program, base, methods)
