@@ -230,15 +230,7 @@ def array_path(frame: Frame, test: cst.BaseExpression) -> list[str]:
     as tensors: that body is the function's NumPy path, where its callers pass arrays (a
     hand-pose repository's `trans_coords_from_patch_to_org` hands its `trans` to a NumPy
     helper there, and to a torch one in the `else`)."""
-    name, kind = None, None
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
-        if len(test.args) == 2:
-            name, kind = test.args[0].value, test.args[1].value
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        typed, compared = test.left, test.comparisons[0]
-        if isinstance(typed, cst.Call) and isinstance(typed.func, cst.Name) and typed.func.value == "type":
-            if isinstance(compared.operator, (cst.Is, cst.Equal)) and len(typed.args) == 1:
-                name, kind = typed.args[0].value, compared.comparator
+    name, kind = _type_test(test)
     value = frame.program.values.get(id(kind)) if kind is not None else None
     if not isinstance(name, cst.Name) or value is None or value.qual != "numpy.ndarray":
         return []
@@ -260,15 +252,25 @@ def retyped_in_branch(frame: Frame, test: cst.BaseExpression) -> dict[str, Value
     `isinstance(input, tuple)` (an OpenNMT encoder's `forward` takes its lengths beside the
     batch, `(src, lengths)`, a Python list of ints), wherever the flow took `input` for a tensor."""
     found: dict[str, Value] = dict.fromkeys(array_path(frame, test), HOST)
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"):
+    tested, kinds = _type_test(test)
+    if not isinstance(tested, cst.Name) or kinds is None:
         return found
-    if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
-        return found
-    kinds = test.args[1].value
     kinds_of = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
     quals = {(frame.program.values.get(id(kind)) or UNKNOWN).qual for kind in kinds_of}
-    name = test.args[0].value.value
-    held = frame.env.get(name)
+    held = frame.env.get(tested.value)
     if quals and quals <= _SEQUENCES and held is not None and held.kind is Kind.TENSOR:
-        found[name] = Value(Kind.STRUCT, Place.UNKNOWN, element=UNKNOWN)
+        found[tested.value] = Value(Kind.STRUCT, Place.UNKNOWN, element=UNKNOWN)
     return found
+
+
+def _type_test(test: cst.BaseExpression) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """`isinstance(x, kind)` or `type(x) is kind` (`==`): the value tested and the type(s)."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+        if len(test.args) == 2:
+            return test.args[0].value, test.args[1].value
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        typed, compared = test.left, test.comparisons[0]
+        if isinstance(typed, cst.Call) and isinstance(typed.func, cst.Name) and typed.func.value == "type":
+            if isinstance(compared.operator, (cst.Is, cst.Equal)) and len(typed.args) == 1:
+                return typed.args[0].value, compared.comparator
+    return None, None

@@ -14,14 +14,7 @@ from devfix.analysis.checkpoints import saved_shapes
 from devfix.analysis.classinfo import ClassInfo
 from devfix.analysis.datasets import class_transfers
 from devfix.analysis.functions import FunctionInfo
-from devfix.analysis.linking import (
-    ClassSummary,
-    Export,
-    FunctionSummary,
-    MethodSummary,
-    ModuleSummary,
-    exported,
-)
+from devfix.analysis.linking import ClassSummary, Export, FunctionSummary, MethodSummary, ModuleSummary, exported
 from devfix.analysis.program import Program
 from devfix.analysis.reach import needs_gpu_when_called
 from devfix.analysis.tree import Tree, class_constants, read_names
