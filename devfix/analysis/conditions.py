@@ -244,13 +244,16 @@ def array_path(frame: Frame, test: cst.BaseExpression) -> list[str]:
 
 
 _SEQUENCES = frozenset({"builtins.tuple", "builtins.list"})
+_TENSOR_TYPES = frozenset({"torch.Tensor"})
 
 
 def retyped_in_branch(frame: Frame, test: cst.BaseExpression) -> dict[str, Value]:
     """What the body of an `if` on a value's type holds: host data for `isinstance(x,
     np.ndarray)` (array_path); a tuple or list of items devfix does not know for
     `isinstance(input, tuple)` (an OpenNMT encoder's `forward` takes its lengths beside the
-    batch, `(src, lengths)`, a Python list of ints), wherever the flow took `input` for a tensor."""
+    batch, `(src, lengths)`, a Python list of ints), wherever the flow took `input` for a tensor;
+    a tensor for `isinstance(x, torch.Tensor)`, wherever the flow took `x` for something else (a
+    transform's `runner(x)` called with observations of several kinds: `x.cuda()` there is a move)."""
     found: dict[str, Value] = dict.fromkeys(array_path(frame, test), HOST)
     tested, kinds = _type_test(test)
     if not isinstance(tested, cst.Name) or kinds is None:
@@ -260,6 +263,8 @@ def retyped_in_branch(frame: Frame, test: cst.BaseExpression) -> dict[str, Value
     held = frame.env.get(tested.value)
     if quals and quals <= _SEQUENCES and held is not None and held.kind is Kind.TENSOR:
         found[tested.value] = Value(Kind.STRUCT, Place.UNKNOWN, element=UNKNOWN)
+    elif quals and quals <= _TENSOR_TYPES and (held is None or held.kind is not Kind.TENSOR):
+        found[tested.value] = Value(Kind.TENSOR, Place.UNKNOWN)
     return found
 
 
