@@ -55,8 +55,10 @@ def torch_function(frame: Frame, node: cst.Call, function: str, args: Args) -> V
 
 
 def factory(frame: Frame, node: cst.Call, function: str, args: Args) -> Value:
-    """`torch.zeros(...)`: a new tensor on the CPU unless `device=` says otherwise."""
-    if any(arg.star for arg, _ in args):
+    """`torch.zeros(...)`: a new tensor on the CPU unless `device=` says otherwise. A factory's
+    `device=` is a keyword only, so a spread list of sizes (`torch.zeros(n, *shape)`) leaves it
+    on the CPU; spread keywords (`**kwargs`) may name a device."""
+    if any(arg.star == "**" for arg, _ in args):
         return UNKNOWN
     if function == "normal":
         # `torch.normal(mean_tensor, std_tensor)` is made where its tensors are (and takes no
