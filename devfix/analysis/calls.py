@@ -672,8 +672,9 @@ def _moved_to_the_cpu(value: Value) -> bool:
 def _forward_item(item: Value, out: Value) -> Value:
     """One item of a module's output tuple: a host value or a container of no known tensor
     (a list of decoded tags) stays what it is; a tensor, or what is not known, lives with the
-    module as its output does."""
-    if item.kind is Kind.HOST:
+    module as its output does; a tensor moved to the CPU on purpose stays there (DIEN's
+    `behavior_length = (...).sum(dim=1).cpu()`, lengths for `pack_padded_sequence`)."""
+    if item.kind is Kind.HOST or (item.kind is Kind.TENSOR and _moved_to_the_cpu(item)):
         return item
     if item.kind is Kind.STRUCT and not _holds_tensor(item):
         return item
