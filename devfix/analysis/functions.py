@@ -316,6 +316,8 @@ class FunctionFlow(FlowState):
     def _returned(self, frame: Frame, call: cst.Call, value: Value) -> Value:
         """What a helper builds and returns is, for its caller, made at the call: a fix moves
         it there (`build_model().to(device)`), never inside a function other callers share."""
+        if value.kind is Kind.STRUCT and value.items:
+            return self._returned_tuple(frame, call, value)
         if (
             value.place is not Place.CPU
             or not value.origins
@@ -331,6 +333,27 @@ class FunctionFlow(FlowState):
                 value, origins=frozenset({Origin("host", call, loop=frame.loops[-1] if frame.loops else None)})
             )
         return value
+
+    def _returned_tuple(self, frame: Frame, call: cst.Call, value: Value) -> Value:
+        """`net, lossfun, optimizer = makeTheNet()` (a course's transfer-learning notebook, which
+        builds a second net to give it a new head): each call's net is a module of its own, on the
+        CPU until moved, even after a training function moved the first call's. The fix stays
+        where the helper builds it (a move of the call would move a tuple)."""
+        built = [
+            index
+            for index, item in enumerate(value.items or ())
+            if item.kind is Kind.MODULE
+            and item.place is Place.CPU
+            and item.origins
+            and all(o.kind == "construct" for o in item.origins)
+        ]
+        if len(built) != 1:
+            return value
+        items = list(value.items or ())
+        obj = id(call)
+        frame.heap[obj] = (Place.CPU, items[built[0]].origins)
+        items[built[0]] = replace(items[built[0]], obj=obj)
+        return replace(value, items=tuple(items))
 
     def parameter_value(self, info: FunctionInfo, param: cst.Param) -> Value:
         name = param.name.value
