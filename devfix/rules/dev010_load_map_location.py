@@ -94,18 +94,17 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # `scheduler.load_state_dict(torch.load(...))`: step counts and rates, no tensor
         if _read_only_for_items(facts, call):
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
-        if _converted_to_numpy(facts, call):
-            return None  # `torch.load(f).numpy()` works only on a CPU tensor: the file holds one
+        if _converted_to_numpy(facts, call) or _feeds_a_cpu_constructor(facts, call):
+            return None  # `torch.load(f).numpy()`, `torch.FloatTensor(mel)`: CPU tensors only, so the file holds them
         if _loads_a_cached_dataset(facts, call):
             return None  # `dataset, _ = torch.load(cache_path)`: a dataset object pickled on the host
         source = facts.code(call.args[0].value, 40)
         loader = facts.code(call.func, 20)
         message = f"`{loader}({source})` has no `map_location`: a checkpoint saved on a GPU fails to load without one"
         moved_after = _moved_after(facts, call)
-        kept_on_cpu = _feeds_a_cpu_constructor(facts, call)
         # a whole model the program moves itself afterwards (`if opt.cuda: model.cuda()`) loads
         # on the CPU: loading it onto a device would override that choice
-        choice = None if moved_after or kept_on_cpu else facts.devices.in_reach_or_planned(call)
+        choice = None if moved_after else facts.devices.in_reach_or_planned(call)
         if choice is not None and facts.devices.may_be_an_index(choice.code, call):
             choice = None  # `map_location=0` raises TypeError: "cpu" where that is right, else a report
         in_a_dataset = _in_a_dataset(facts, call) and not _made_on_the_device_otherwise(facts, call)
@@ -119,7 +118,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return self.finding(
                 call, message, hint="pass `map_location=` the device the program moves the model to afterwards"
             )
-        if code is None and (_feeds_load_state_dict(facts, call) or moved_after or kept_on_cpu or in_a_dataset):
+        if code is None and (_feeds_load_state_dict(facts, call) or moved_after or in_a_dataset):
             code = facts.quote("cpu")
         if code is None:
             return self.finding(call, message, hint='pass `map_location=` (the device the program uses, or "cpu")')
@@ -452,22 +451,24 @@ def _reads_its_shape(tree: Tree, name: cst.Name) -> bool:
 
 def _reads_after(facts: FileFacts, binding: cst.CSTNode, name: str) -> list[cst.Name]:
     """The reads of `name` in the scope of `binding` after it, up to the name's next binding
-    (`for data, label in loader:` further down), not counting one in the other branch of an
-    `if` (`else: network_data = None`)."""
+    (`for data, label in loader:` further down) and in the value that binding assigns (`mel =
+    torch.FloatTensor(mel[start:end])`), not counting one in the other branch of an `if`
+    (`else: network_data = None`)."""
     tree = facts.tree
     scope = tree.function_scope_of(binding)
     start = tree.order(binding)
-    end = min(
-        (b.order for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)),
-        default=None,
-    )
+    following = [b for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)]
+    end = min(following, key=lambda b: b.order, default=None)
+    rebinding = tree.statement_of(end.node) if end is not None else None
+    if not isinstance(rebinding, cst.SimpleStatementLine):
+        rebinding = None  # `for data in loader:` reads the new `data` in its body
     owner = scope.node if scope.kind != "module" else tree.module
     return [
         node
         for node in read_names(owner, deferred=True)
         if node.value == name
         and tree.order(node) > start
-        and (end is None or tree.order(node) < end)
+        and (end is None or tree.order(node) < end.order or tree.statement_of(node) is rebinding)
         and not _bound_elsewhere(tree, node, scope, name)
     ]
 
@@ -669,11 +670,27 @@ def _is_module(value: Value | None) -> bool:
 
 
 def _feeds_a_cpu_constructor(facts: FileFacts, call: cst.Call) -> bool:
-    """`torch.FloatTensor(torch.load(path))` (WaveGrad's noise schedules): the legacy
-    constructor takes CPU data only, so the load must land on the CPU on every machine;
-    `map_location=device` would hand it a CUDA tensor on a GPU machine (TypeError)."""
+    """`torch.FloatTensor(torch.load(path))` (WaveGrad's noise schedules), or `mel =
+    torch.load(path)` then `torch.FloatTensor(mel[start:end])` (a speaker-classification
+    course's dataset): the legacy constructor takes CPU data only and raises on a CUDA tensor,
+    so code that works loads CPU tensors there, on every machine."""
     tree = facts.tree
-    parent = tree.parent(call)
+    if _cpu_constructor_argument(tree, call):
+        return True
+    name = _bound_to(tree, call)
+    if name is None:
+        return False
+    for read in _reads_after(facts, call, name.value):
+        parent = tree.parent(read)
+        given = parent if isinstance(parent, cst.Subscript) and parent.value is read else read
+        if _cpu_constructor_argument(tree, given):
+            return True
+    return False
+
+
+def _cpu_constructor_argument(tree: Tree, node: cst.CSTNode) -> bool:
+    """`node` is the data given to `torch.FloatTensor(...)` and the other CPU tensor types."""
+    parent = tree.parent(node)
     outer = tree.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
     return isinstance(outer, cst.Call) and tree.qualname(outer.func) in api.CPU_TENSOR_TYPES
 
