@@ -111,10 +111,19 @@ def test_a_spliced_module_is_its_generated_code(newline: str) -> None:
         assert Layout(module, original).fixed_text(new) == new.code, name
 
 
-def test_a_text_libcst_does_not_reproduce_is_generated_whole() -> None:
-    """Old Mac line endings lose their final newline in LibCST's code: no splice, and the
-    engine's byte-for-byte guard then skips the file as before."""
-    module, original = parsing.parse(b"import torch\rx = torch.zeros(1).cuda()\r")
+def test_a_text_libcst_does_not_reproduce_is_spliced() -> None:
+    """Old Mac line endings lose their final newline in LibCST's code (which the whole
+    generation would drop, and the engine's byte-for-byte guard then skip the file): each
+    statement generated alone still matches the text, so the file's own text is kept."""
+    module, original = parsing.parse(b"import torch\rx = torch.zeros(1).cuda()\ry = 1\r")
+    layout = Layout(module, original)
+    assert layout.fixed_text(module.with_changes(body=[module.body[0], module.body[2]])) == "import torch\ry = 1\r"
+
+
+def test_a_last_statement_without_its_newline_is_generated_whole() -> None:
+    """A file that ends without a newline: its last statement, generated alone, ends with
+    one, so it cannot be placed in the text and the module is generated whole."""
+    module, original = parsing.parse(b"import torch\nx = 1")
     layout = Layout(module, original)
     assert layout.fixed_text(module.with_changes(body=module.body[:1])) is None
 

@@ -78,8 +78,6 @@ BAD_INPUTS = {
         "too many levels of indentation",
     ),
     "tabs_and_spaces": (b"import torch\nif x:\n\tif y:\n        pass\n", "inconsistent use of tabs and spaces"),
-    # something to fix, so that devfix would write: the byte-for-byte guard runs before writes
-    "old_mac_newlines": (b"import torch\rx = torch.zeros(1).cuda()\r", "cannot reproduce this file byte for byte"),
 }
 
 
@@ -105,6 +103,33 @@ def test_blank_lines_libcst_drops_at_the_end_of_a_file_are_kept(project):
     assert result.exit_code == 0 and not error_lines(result)
     assert script.read_bytes() == FIXED.encode() + tail
     assert run("apply", "tail.py").exit_code == 0 and script.read_bytes() == FIXED.encode() + tail
+
+
+def test_old_mac_line_endings_are_kept(project):
+    """A file with old Mac `\\r` line endings, which LibCST reads without its final newline: the
+    edited statements are spliced into the file's own text, every line still ends in `\\r`."""
+    script = write(project, "mac.py", b"import torch\rx = torch.zeros(1).cuda()\ry = x + 1\r")
+    assert run("apply", "mac.py").exit_code == 0
+    fixed = script.read_bytes()
+    assert b"\n" not in fixed and fixed.endswith(b"x = torch.zeros(1).to(device)\ry = x + 1\r")
+    assert run("apply", "mac.py").exit_code == 0 and script.read_bytes() == fixed
+
+
+def test_comments_libcst_drops_at_the_end_of_a_file_without_a_final_newline_are_kept(project):
+    """LibCST drops comment lines indented deeper than the module after a file's last
+    statement (an InfoGAN course script ends with commented-out code, then a comment with no
+    final newline): the edited statements are spliced into the file's own text, which keeps
+    them, and `check` and `apply` report the same findings."""
+    tail = b"print(x)\n        # vutils.save_image(fake,\n            # normalize=True)\n\n# python3 eval.py --cuda"
+    source = b"import torch\nx = torch.zeros(1).cuda()\n" + tail
+    script = write(project, "eval.py", source)
+    checked = run("check", "eval.py")
+    result = run("apply", "eval.py")
+    assert result.exit_code == 0 and not error_lines(result)
+    assert checked.exit_code == 1 and not error_lines(checked)
+    fixed = script.read_bytes()
+    assert fixed.endswith(b"x = torch.zeros(1).to(device)\n" + tail)
+    assert run("apply", "eval.py").exit_code == 0 and script.read_bytes() == fixed
 
 
 def test_bad_file_in_check_mode_exits_2_and_names_the_file(project):

@@ -226,9 +226,12 @@ class Layout:
 
 
 def _usable(module: cst.Module, original: Original) -> bool:
-    """A text the statements can be placed in: a final newline (LibCST drops one it did not
-    read), no byte order mark (LibCST's text does not hold it)."""
-    return module.has_trailing_newline and not original.source.startswith(b"\xef\xbb\xbf")
+    """A text the statements can be placed in: no byte order mark (LibCST's text does not hold
+    it). A file without a final newline is one too: LibCST adds one to the last statement it
+    generates, which `_place` then finds differs from the text, so only that statement is not
+    placed; the others are copied, with the lines LibCST loses after the last one (comments
+    indented deeper than the module, at its end)."""
+    return not original.source.startswith(b"\xef\xbb\xbf")
 
 
 def _same_frame(old: cst.Module, new: cst.Module) -> bool:
