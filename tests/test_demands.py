@@ -53,6 +53,34 @@ def test_other_defaults_and_guards_do_not():
     )
 
 
+NMS_WRAPPER = (
+    "import torch\nif torch.cuda.is_available():\n    from nms_gpu import nms_gpu\nfrom nms_cpu import nms_cpu\n\n"
+    "def nms(dets, thresh, force_cpu=False):\n"
+    "    return nms_gpu(dets, thresh) if force_cpu == False else nms_cpu(dets, thresh)\n"
+)
+
+
+def test_a_false_default_that_picks_a_name_imported_only_with_cuda_asks_unless_set():
+    """Faster R-CNN's `nms_wrapper.py`: `nms_gpu` exists only where CUDA is available, and
+    `force_cpu=False` picks it."""
+    assert _defaults(NMS_WRAPPER) == {("not force_cpu", True)}
+    assert _defaults(NMS_WRAPPER.replace("force_cpu == False", "not force_cpu")) == {("not force_cpu", True)}
+    assert _defaults(NMS_WRAPPER.replace("force_cpu=False", "force_cpu=True")) == frozenset()
+    unguarded = NMS_WRAPPER.replace("if torch.cuda.is_available():\n    from", "from")
+    assert _defaults(unguarded) == frozenset()  # an import every machine makes: no demand
+    chosen = "def f(x, cuda=True):\n    return x.cuda() if cuda else x\n"
+    assert _defaults(chosen) == {("cuda", True)}
+
+
+def test_a_detector_script_asks_through_its_nms_unless_it_forces_the_cpu(tmp_path):
+    case = Path(__file__).parent / "fixtures" / "projects" / "ok_detector_test_whose_nms_dispatches_to_a_gpu_only_import"
+    shutil.copytree(case, tmp_path / "p")
+    assert project_findings(tmp_path / "p", {}) == []
+    script = (case / "test_net.py").read_text().replace("nms(dets, 0.3)", "nms(dets, 0.3, force_cpu=True)")
+    found = project_findings(tmp_path / "p", {"test_net.py": script})
+    assert [f for f in found if "DEV002" in f] == ["test_net.py:16 DEV002", "test_net.py:17 DEV002"]
+
+
 def test_a_script_that_converts_with_the_default_needs_a_gpu(tmp_path):
     shutil.copytree(CASE, tmp_path / "p")
     assert project_findings(tmp_path / "p", {}) == []

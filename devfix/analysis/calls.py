@@ -20,7 +20,7 @@ from devfix.analysis import torch_api as api
 from devfix.analysis.linking import exported
 from devfix.analysis.operations import attribute, iterate, string_of, struct
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import class_constants
+from devfix.analysis.tree import class_constants, cuda_only_names
 from devfix.analysis.values import (
     GPU_COUNT,
     GPU_IDS,
@@ -97,6 +97,11 @@ def call(frame: Frame, node: cst.Call) -> Value:
         program.gpu_only_calls.append(node)  # `kernel[grid](x, out, n)`: Triton runs it on a GPU only
     callee = frame.expr(func)
     args = arguments.evaluated(frame, node)
+    if isinstance(func, cst.Name) and frame.scope.lookup(func.value) is program.data.module_scope.bindings.get(
+        func.value
+    ):
+        if func.value in cuda_only_names(program.data):
+            program.gpu_only_calls.append(node)  # `nms_gpu(dets)`, imported only where CUDA is: NameError without
     if callee.qual is not None or callee.kind is Kind.DEVICE:
         return _qualified(frame, node, callee, args)
     if callee.ref is not None:

@@ -279,3 +279,43 @@ def _type_test(test: cst.BaseExpression) -> tuple[cst.BaseExpression | None, cst
             if isinstance(compared.operator, (cst.Is, cst.Equal)) and len(typed.args) == 1:
                 return typed.args[0].value, compared.comparator
     return None, None
+
+
+def is_periodic(test: cst.BaseExpression) -> bool:
+    """`step % args.save_every == 0`, `not (itr % cfg.sample_every)`: a check that a training
+    loop passes every few iterations, so what it guards runs whenever the loop runs long."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _is_modulo(test.expression)
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and (_is_modulo(test.left) or _is_modulo(test.comparisons[0].comparator))
+    )
+
+
+def _is_modulo(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Modulo)
+        and not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    )
+
+
+def has_items(test: cst.BaseExpression) -> bool:
+    """`inds.numel() > 0`, `len(boxes) > 0`, `dets.shape[0] != 0`: a check that a detector's
+    batch has detections, which real data passes, so what it guards (the NMS) runs."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    zero = isinstance(target.comparator, cst.Integer) and target.comparator.value == "0"
+    if not (zero and isinstance(target.operator, (cst.GreaterThan, cst.NotEqual))):
+        return False
+    left = test.left
+    if isinstance(left, cst.Subscript):  # `x.shape[0]`
+        return isinstance(left.value, cst.Attribute) and left.value.attr.value == "shape"
+    if not isinstance(left, cst.Call):
+        return False
+    if isinstance(left.func, cst.Name):
+        return left.func.value == "len"
+    return isinstance(left.func, cst.Attribute) and left.func.attr.value in ("numel", "nelement", "size")

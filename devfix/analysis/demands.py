@@ -27,7 +27,7 @@ from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
 from devfix.analysis.scopes import dotted_name
 from devfix.analysis.torch_api import AVAILABILITY_CHECKS, GPU_INDEX_NAME, GPU_MEASURING, GPU_MEMORY_READOUTS
-from devfix.analysis.tree import chosen_gpu, cuda_index, kept_parameters
+from devfix.analysis.tree import chosen_gpu, cuda_index, cuda_only_names, kept_parameters
 from devfix.analysis.values import Kind, Value
 
 
@@ -35,7 +35,13 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
     """Parameters with a `True` default that guard a `.cuda()` of the function's own
     body (`if cuda: x = x.cuda()`), or, for a constructor, a GPU device by default that it keeps
     for its methods' moves; each with whether its default turns the GPU on. Leaving one that
-    is on at its default, or passing `True`, asks for a GPU."""
+    is on at its default, or passing `True`, asks for a GPU. A flag whose `False` default picks
+    the GPU (`nms_gpu(dets) if force_cpu == False else nms_cpu(dets)`) is named `not force_cpu`:
+    leaving it, or passing `False`, asks."""
+    return _statement_switches(data, function) | _chosen_switches(data, function)
+
+
+def _statement_switches(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
     # only a flag on by default: one off by default that a caller turns on may guard a
     # `.cuda()` that touches nothing (DeepLab's weightless loss), or be no GPU switch at all
     # (torch-light's `if get_pos: position = position.cuda()`, a bug)
@@ -59,6 +65,65 @@ def cuda_switch_params(data: Collected, function: cst.FunctionDef) -> frozenset[
         found |= _kept_switches(data, function, klass, set(switches)) if switches else set()
         found |= _kept_gpu_devices(data, function, klass, devices) if devices else set()
     return frozenset((name, switches.get(name, True)) for name in found)
+
+
+def _chosen_switches(data: Collected, function: cst.FunctionDef) -> frozenset[tuple[str, bool]]:
+    """The flags of `gpu_call(...) if flag else cpu_call(...)` (either polarity, either side)
+    whose default picks the side that asks for a GPU: a `.cuda()`, or a name bound only where
+    CUDA is available (Faster R-CNN's `nms`, whose `nms_gpu` is imported so)."""
+    defaults = bool_defaults(function)
+    if not defaults:
+        return frozenset()
+    only = cuda_only_names(data)
+    found = set()
+    for call in data.within(data.calls, function):
+        func = call.func
+        if not ((isinstance(func, cst.Name) and func.value in only) or _cuda_calls_of(call)):
+            continue
+        choice = _enclosing_choice(data, call, function)
+        flag = _flag_of(choice.test) if choice is not None else None
+        if choice is None or flag is None or flag[0] not in defaults:
+            continue
+        name, taken_when = flag
+        gpu_when = taken_when if _moves_in(data, choice.body, [call]) else not taken_when
+        if defaults[name] == gpu_when:
+            found.add((name if gpu_when else f"not {name}", True))
+    return frozenset(found)
+
+
+def _cuda_calls_of(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
+
+
+def _enclosing_choice(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) -> cst.IfExp | None:
+    """The nearest conditional expression that holds `node` in one of its branches, within the
+    function's own statements."""
+    child, parent = node, data.parent.get(id(node))
+    while parent is not None and parent is not function and not isinstance(parent, (cst.Lambda, cst.FunctionDef)):
+        if isinstance(parent, cst.IfExp):
+            return parent if child is not parent.test else None
+        child, parent = parent, data.parent.get(id(parent))
+    return None
+
+
+def _flag_of(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """The flag a test reads and the value that makes it true: `cuda` (True), `not force_cpu`,
+    `force_cpu == False`, `force_cpu is False` (False), `use_gpu == True` (True)."""
+    if isinstance(test, cst.Name):
+        return test.value, True
+    if (
+        isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and isinstance(test.expression, cst.Name)
+    ):
+        return test.expression.value, False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        target = test.comparisons[0]
+        constant = target.comparator
+        if isinstance(target.operator, (cst.Equal, cst.Is)) and isinstance(constant, cst.Name):
+            if constant.value in ("True", "False"):
+                return test.left.value, constant.value == "True"
+    return None
 
 
 def bool_defaults(function: cst.FunctionDef) -> dict[str, bool]:
@@ -302,7 +367,19 @@ def asks_for_gpu(
         for index, (arg, _) in enumerate(args)
         for name in (arguments.parameter_name(arg, index, params),)
     }
-    return any((name not in passed and on) or passed.get(name, False) for name, on in cuda_switches)
+    # `not force_cpu`: asked where the flag is left, or passed a plain `False`
+    cleared = {
+        name
+        for index, (arg, _) in enumerate(args)
+        for name in (arguments.parameter_name(arg, index, params),)
+        if isinstance(arg.value, cst.Name) and arg.value.value == "False"
+    }
+    return any(
+        (name[4:] not in passed or name[4:] in cleared)
+        if name.startswith("not ")
+        else (name not in passed and on) or passed.get(name, False)
+        for name, on in cuda_switches
+    )
 
 
 # -- GPUs chosen by index ------------------------------------------------------------------------

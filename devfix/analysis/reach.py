@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.conditions import has_items, is_periodic
 from devfix.analysis.demands import chosen_cuda_index, cuda_move, gpu_measurements
 from devfix.analysis.exits import (
     asked_under_earlier,
@@ -424,7 +425,8 @@ def _unconditional_in(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode, program
             and child is not ancestor.test
             and not is_main_check(ancestor.test)
             and not (child is ancestor.body and cpu_truth(program, ancestor.test) is True)
-            and not (child is ancestor.body and _is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner))
+            and not (child is ancestor.body and is_periodic(ancestor.test) and _in_a_for_loop(tree, ancestor, owner))
+            and not (child is ancestor.body and has_items(ancestor.test))
         ):
             return False
         first = getattr(ancestor, "test", None) or getattr(ancestor, "left", None)  # evaluated whatever follows
@@ -459,27 +461,6 @@ def _enters(program: Program, loop: cst.While) -> bool:
     done:`), `while True:`. Not a loop whose test is false on a CPU-only machine (`while
     torch.cuda.is_available() and ...`)."""
     return cpu_truth(program, loop.test) is not False
-
-
-def _is_periodic(test: cst.BaseExpression) -> bool:
-    """`step % args.save_every == 0`, `not (itr % cfg.sample_every)`: a check that a training
-    loop passes every few iterations, so what it guards runs whenever the loop runs long."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _is_modulo(test.expression)
-    return (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-        and (_is_modulo(test.left) or _is_modulo(test.comparisons[0].comparator))
-    )
-
-
-def _is_modulo(node: cst.BaseExpression) -> bool:
-    return (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.Modulo)
-        and not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-    )
 
 
 def _in_a_for_loop(tree: Tree, node: cst.CSTNode, owner: cst.CSTNode) -> bool:

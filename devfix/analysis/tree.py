@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 import libcst as cst
@@ -501,3 +502,28 @@ def _literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Tuple, cst.List)):
         return all(_literal(element.value) for element in node.elements)
     return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+@lru_cache(maxsize=4)
+def cuda_only_names(data: Collected) -> frozenset[str]:
+    """The module's names bound only inside `if torch.cuda.is_available():` (Faster R-CNN's
+    `nms_wrapper.py` imports `nms_gpu` so): calling one without a GPU raises NameError. Kept
+    for the file being analysed (each call of a plain name asks)."""
+    found = set()
+    for name, bindings in data.module_scope.bindings.items():
+        if bindings and all(_under_a_cuda_check(data, binding.node) for binding in bindings):
+            found.add(name)
+    return frozenset(found)
+
+
+def _under_a_cuda_check(data: Collected, node: cst.CSTNode) -> bool:
+    child, parent = node, data.parent.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.If) and child is parent.body and _cuda_availability(parent.test):
+            return True
+        child, parent = parent, data.parent.get(id(parent))
+    return False
+
+
+def _cuda_availability(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Call) and not test.args and dotted_name(test.func) == "torch.cuda.is_available"

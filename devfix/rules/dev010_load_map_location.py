@@ -457,11 +457,10 @@ def _reads_after(facts: FileFacts, binding: cst.CSTNode, name: str) -> list[cst.
     tree = facts.tree
     scope = tree.function_scope_of(binding)
     start = tree.order(binding)
-    following = [b for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)]
-    end = min(following, key=lambda b: b.order, default=None)
-    rebinding = tree.statement_of(end.node) if end is not None else None
-    if not isinstance(rebinding, cst.SimpleStatementLine):
-        rebinding = None  # `for data in loader:` reads the new `data` in its body
+    later = [b for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)]
+    end = min(later, key=lambda b: b.order, default=None)
+    line = tree.statement_of(end.node) if end is not None else None  # not `for data in loader:`, new `data` inside
+    rebinding = line if isinstance(line, cst.SimpleStatementLine) else None
     owner = scope.node if scope.kind != "module" else tree.module
     return [
         node
@@ -675,17 +674,11 @@ def _feeds_a_cpu_constructor(facts: FileFacts, call: cst.Call) -> bool:
     course's dataset): the legacy constructor takes CPU data only and raises on a CUDA tensor,
     so code that works loads CPU tensors there, on every machine."""
     tree = facts.tree
-    if _cpu_constructor_argument(tree, call):
-        return True
     name = _bound_to(tree, call)
-    if name is None:
-        return False
-    for read in _reads_after(facts, call, name.value):
-        parent = tree.parent(read)
-        given = parent if isinstance(parent, cst.Subscript) and parent.value is read else read
-        if _cpu_constructor_argument(tree, given):
-            return True
-    return False
+    reads = _reads_after(facts, call, name.value) if name is not None else []
+    # a read, or the item it is indexed for (`mel[start:end]`)
+    items = [up if isinstance(up := tree.parent(r), cst.Subscript) and up.value is r else r for r in reads]
+    return any(_cpu_constructor_argument(tree, node) for node in [call, *items])
 
 
 def _cpu_constructor_argument(tree: Tree, node: cst.CSTNode) -> bool:
