@@ -220,7 +220,10 @@ GPU_ONLY_CALLS = GPU_ONLY_PACKAGES | {"apex", "deepspeed", "bitsandbytes"}
 # `data_parallel(model, x)` asks for the GPUs before it looks at its arguments ("device type
 # could not be determined"); the `nn.DataParallel` module, by contrast, runs its module on a CPU.
 # bitsandbytes' 8-bit and 4-bit weights, as transformers places them, live on a CUDA device.
+# fairseq's `utils.CudaEnvironment()` reads `torch.cuda.current_device()` as it is built (a
+# translation course's homework prints it before training).
 GPU_ONLY_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel",
+                                "fairseq.utils.CudaEnvironment",
                                 "transformers.utils.bitsandbytes.set_module_8bit_tensor_to_device",
                                 "transformers.utils.bitsandbytes.set_module_quantized_tensor_to_device",
                                 "transformers.integrations.bitsandbytes.set_module_quantized_tensor_to_device"})
