@@ -73,7 +73,9 @@ def test_a_false_default_that_picks_a_name_imported_only_with_cuda_asks_unless_s
 
 
 def test_a_detector_script_asks_through_its_nms_unless_it_forces_the_cpu(tmp_path):
-    case = Path(__file__).parent / "fixtures" / "projects" / "ok_detector_test_whose_nms_dispatches_to_a_gpu_only_import"
+    case = (
+        Path(__file__).parent / "fixtures" / "projects" / "ok_detector_test_whose_nms_dispatches_to_a_gpu_only_import"
+    )
     shutil.copytree(case, tmp_path / "p")
     assert project_findings(tmp_path / "p", {}) == []
     script = (case / "test_net.py").read_text().replace("nms(dets, 0.3)", "nms(dets, 0.3, force_cpu=True)")

@@ -407,8 +407,8 @@ class ClassFlow(FlowState):
             made = cls.instances.get(name)
             return Value(Kind.OTHER, Place.UNKNOWN, cls=made) if made is not None else UNKNOWN
         if known.kind is Kind.MODULE:
-            if known.place is Place.UNKNOWN and not known.neutral and known.obj is None:
-                return UNKNOWN
+            if known.place is Place.UNKNOWN and not known.neutral and known.obj is None and known.cls is None:
+                return UNKNOWN  # a layer handed in; one of the run's classes keeps the shape of its `forward`
             ctc = known.obj is not None and any(m in self.ctc_losses for m in members(known.obj))  # lengths: CPU
             return replace(known, place=Place.DEVICE, origins=frozenset({module}), obj=known.obj if ctc else None)
         if known.kind is Kind.TENSOR:

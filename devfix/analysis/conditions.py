@@ -303,8 +303,9 @@ def _is_modulo(node: cst.BaseExpression) -> bool:
 
 
 def has_items(test: cst.BaseExpression) -> bool:
-    """`inds.numel() > 0`, `len(boxes) > 0`, `dets.shape[0] != 0`: a check that a detector's
-    batch has detections, which real data passes, so what it guards (the NMS) runs."""
+    """`inds.numel() > 0`, `dets.shape[0] != 0`: a check that a detector's batch has detections,
+    which real data passes, so what it guards (the NMS) runs. Not `len(x) > 0`: `if
+    len(opt.gpu_ids) > 0:` is a GPU test."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False
     target = test.comparisons[0]
@@ -314,8 +315,8 @@ def has_items(test: cst.BaseExpression) -> bool:
     left = test.left
     if isinstance(left, cst.Subscript):  # `x.shape[0]`
         return isinstance(left.value, cst.Attribute) and left.value.attr.value == "shape"
-    if not isinstance(left, cst.Call):
-        return False
-    if isinstance(left.func, cst.Name):
-        return left.func.value == "len"
-    return isinstance(left.func, cst.Attribute) and left.func.attr.value in ("numel", "nelement", "size")
+    return (
+        isinstance(left, cst.Call)
+        and isinstance(left.func, cst.Attribute)
+        and left.func.attr.value in ("numel", "nelement", "size")
+    )

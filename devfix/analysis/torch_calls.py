@@ -168,6 +168,13 @@ def functional(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
             )
         data = positional[0][1] if positional else UNKNOWN
         return replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
+    if name == "pad_packed_sequence":
+        # `x, lengths = pad_packed_sequence(packed)`: the batch where the packed one is, its
+        # lengths always a CPU tensor (a speech encoder returns `lengths // 8` for masks)
+        data = arguments.positional(args)[0][1] if arguments.positional(args) else UNKNOWN
+        padded = replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
+        lengths = Value(Kind.TENSOR, Place.CPU, frozenset({Origin("cpu", node)}))
+        return Value(Kind.STRUCT, padded.place, padded.origins, items=(padded, lengths))
     if name == "ctc_loss":
         args = log_probs_only(args)
     if name in _SIZED:
@@ -216,7 +223,7 @@ def other_torch(frame: Frame, node: cst.Call, qual: str, args: Args) -> Value:
 
 
 def torch_result(frame: Frame, node: cst.Call, qual: str, name: str, args: Args) -> Value:
-    if qual.startswith("torch.nn.utils.rnn.") and name == "pack_padded_sequence":
+    if qual.startswith("torch.nn.utils.rnn.") and name in ("pack_padded_sequence", "pad_packed_sequence"):
         return functional(frame, node, name, args)
     if qual in api.LEGACY_LUA_LOADERS:
         return Value(Kind.OTHER, Place.UNKNOWN, qual=qual)  # its `.cuda()` is its own: no `.to()` to write

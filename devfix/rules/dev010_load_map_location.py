@@ -11,12 +11,12 @@ from devfix.analysis.checkpoints import has_literal, path_shapes, saved_shapes
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.linking import FunctionSummary
 from devfix.analysis.reach import runs_without_gpu
-from devfix.analysis.scopes import Scope
-from devfix.analysis.tree import Tree, nodes_of, read_names
+from devfix.analysis.tree import Tree, nodes_of
 from devfix.analysis.values import Kind, Place, Value
 from devfix.edits import Replace
 from devfix.rules.base import Example, Finding, Rule, RuleContext
 from devfix.rules.common import add_keyword, keyword
+from devfix.rules.loaded import bound_to, held_on_the_cpu, reads_after
 
 
 class LoadMapLocation(Rule):
@@ -94,7 +94,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # `scheduler.load_state_dict(torch.load(...))`: step counts and rates, no tensor
         if _read_only_for_items(facts, call):
             return None  # a corpus or vocabulary file: nothing shows a tensor in it
-        if _converted_to_numpy(facts, call) or _feeds_a_cpu_constructor(facts, call):
+        if held_on_the_cpu(facts, call):
             return None  # `torch.load(f).numpy()`, `torch.FloatTensor(mel)`: CPU tensors only, so the file holds them
         if _loads_a_cached_dataset(facts, call):
             return None  # `dataset, _ = torch.load(cache_path)`: a dataset object pickled on the host
@@ -429,7 +429,7 @@ def _read_only_for_items(facts: FileFacts, call: cst.Call) -> bool:
     name = _target_name(facts, call)
     if name is None:
         return False
-    reads = _reads_after(facts, call, name)
+    reads = reads_after(facts, call, name)
     return (
         bool(reads)
         and all(
@@ -449,29 +449,6 @@ def _reads_its_shape(tree: Tree, name: cst.Name) -> bool:
     return isinstance(parent, cst.Attribute) and parent.value is name and parent.attr.value in ("shape", "dtype")
 
 
-def _reads_after(facts: FileFacts, binding: cst.CSTNode, name: str) -> list[cst.Name]:
-    """The reads of `name` in the scope of `binding` after it, up to the name's next binding
-    (`for data, label in loader:` further down) and in the value that binding assigns (`mel =
-    torch.FloatTensor(mel[start:end])`), not counting one in the other branch of an `if`
-    (`else: network_data = None`)."""
-    tree = facts.tree
-    scope = tree.function_scope_of(binding)
-    start = tree.order(binding)
-    later = [b for b in scope.bindings.get(name, ()) if b.order > start and not _other_branch(tree, binding, b.node)]
-    end = min(later, key=lambda b: b.order, default=None)
-    line = tree.statement_of(end.node) if end is not None else None  # not `for data in loader:`, new `data` inside
-    rebinding = line if isinstance(line, cst.SimpleStatementLine) else None
-    owner = scope.node if scope.kind != "module" else tree.module
-    return [
-        node
-        for node in read_names(owner, deferred=True)
-        if node.value == name
-        and tree.order(node) > start
-        and (end is None or tree.order(node) < end.order or tree.statement_of(node) is rebinding)
-        and not _bound_elsewhere(tree, node, scope, name)
-    ]
-
-
 def _item_feeds_datasets(facts: FileFacts, name: cst.Name) -> bool:
     """`X = data["X"]` (or `X, Y = data["X"], data["Y"]`), and `X` is read only inside the
     arguments of `TensorDataset(...)` (`TensorDataset(X[split["train"]], Y[split["train"]])`)."""
@@ -479,29 +456,11 @@ def _item_feeds_datasets(facts: FileFacts, name: cst.Name) -> bool:
     item = tree.parent(name)
     if not (isinstance(item, cst.Subscript) and item.value is name):
         return False
-    target = _bound_to(tree, item)
+    target = bound_to(tree, item)
     if target is None:
         return False
-    reads = _reads_after(facts, item, target.value)
+    reads = reads_after(facts, item, target.value)
     return bool(reads) and all(_inside_a_tensor_dataset(tree, read) for read in reads)
-
-
-def _bound_to(tree: Tree, value: cst.CSTNode) -> cst.Name | None:
-    """The name `value` is assigned to: `X = value`, or its place in `X, Y = value, other`."""
-    holder = tree.parent(value)
-    if isinstance(holder, cst.Element):
-        values = tree.parent(holder)
-        assign = tree.parent(values) if values is not None else None
-        if isinstance(values, cst.Tuple) and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-            targets = assign.targets[0].target
-            if isinstance(targets, cst.Tuple) and len(targets.elements) == len(values.elements):
-                index = next(i for i, element in enumerate(values.elements) if element is holder)
-                target = targets.elements[index].value
-                return target if isinstance(target, cst.Name) else None
-        return None
-    if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
-        return holder.targets[0].target
-    return None
 
 
 def _inside_a_tensor_dataset(tree: Tree, node: cst.CSTNode) -> bool:
@@ -564,24 +523,6 @@ def _builds_a_dataset(facts: FileFacts, made: cst.BaseExpression) -> bool:
     return klass is not None and klass.kind == "dataset"
 
 
-def _converted_to_numpy(facts: FileFacts, call: cst.Call) -> bool:
-    """`torch.load("mnist/train_data.pt").reshape(60000, 784).numpy()`: the loaded tensor goes
-    straight to NumPy, which takes no CUDA tensor on any machine, so code that works loads a
-    CPU tensor there (a dataset cached by the program's own preprocessing)."""
-    tree = facts.tree
-    node: cst.CSTNode = call
-    while True:
-        attribute = tree.parent(node)
-        method = tree.parent(attribute) if isinstance(attribute, cst.Attribute) else None
-        if not (isinstance(attribute, cst.Attribute) and attribute.value is node and isinstance(method, cst.Call)):
-            return False
-        if attribute.attr.value == "numpy":
-            return True
-        if attribute.attr.value not in api.SAME_PLACE_METHODS:
-            return False
-        node = method
-
-
 def _mapped_in_the_other_branch(facts: FileFacts, call: cst.Call) -> bool:
     """The load sits in one branch of an `if` whose other branch loads onto the CPU
     (latent_ode's datasets: `if device == torch.device("cpu"): torch.load(f, map_location="cpu")`
@@ -613,20 +554,6 @@ def _maps_to_the_cpu(facts: FileFacts, load: cst.Call) -> bool:
         return found.value.evaluated_value == "cpu"
     value = facts.value(found.value)
     return value is not None and value.kind is Kind.DEVICE and value.place is Place.CPU
-
-
-def _other_branch(tree: Tree, call: cst.CSTNode, other: cst.CSTNode) -> bool:
-    """`other` is in the `else` (or `elif`) of an `if` whose body holds `call`."""
-    for ancestor in tree.ancestors(call):
-        if isinstance(ancestor, cst.If) and tree.is_inside(call, ancestor.body):
-            return ancestor.orelse is not None and tree.is_inside(other, ancestor.orelse)
-    return False
-
-
-def _bound_elsewhere(tree: Tree, node: cst.Name, scope: Scope, name: str) -> bool:
-    """`node` is in a function of the scope that binds `name` itself: another value."""
-    inner = tree.function_scope_of(node)
-    return inner is not scope and name in inner.bindings
 
 
 def _reads_an_item(facts: FileFacts, name: cst.Name) -> bool:
@@ -666,26 +593,6 @@ def _reads_an_item(facts: FileFacts, name: cst.Name) -> bool:
 
 def _is_module(value: Value | None) -> bool:
     return value is not None and value.kind is Kind.MODULE
-
-
-def _feeds_a_cpu_constructor(facts: FileFacts, call: cst.Call) -> bool:
-    """`torch.FloatTensor(torch.load(path))` (WaveGrad's noise schedules), or `mel =
-    torch.load(path)` then `torch.FloatTensor(mel[start:end])` (a speaker-classification
-    course's dataset): the legacy constructor takes CPU data only and raises on a CUDA tensor,
-    so code that works loads CPU tensors there, on every machine."""
-    tree = facts.tree
-    name = _bound_to(tree, call)
-    reads = _reads_after(facts, call, name.value) if name is not None else []
-    # a read, or the item it is indexed for (`mel[start:end]`)
-    items = [up if isinstance(up := tree.parent(r), cst.Subscript) and up.value is r else r for r in reads]
-    return any(_cpu_constructor_argument(tree, node) for node in [call, *items])
-
-
-def _cpu_constructor_argument(tree: Tree, node: cst.CSTNode) -> bool:
-    """`node` is the data given to `torch.FloatTensor(...)` and the other CPU tensor types."""
-    parent = tree.parent(node)
-    outer = tree.parent(parent) if isinstance(parent, cst.Arg) and parent.keyword is None else None
-    return isinstance(outer, cst.Call) and tree.qualname(outer.func) in api.CPU_TENSOR_TYPES
 
 
 def _restores_a_scheduler(facts: FileFacts, call: cst.Call) -> bool:
