@@ -205,11 +205,12 @@ def is_negative_flag(name: str) -> bool:
 # rasterizers and k-nearest-neighbour kernels of Gaussian splatting (a git submodule each, built
 # with CUDAExtension: absent from a clone without its submodules), tiny-cuda-nn, gsplat, and the
 # point-cloud kernels of PointNet++ (pointnet2_ops) and KNN_CUDA build only with nvcc; nvdiffrast's
-# rasterizers (its CUDA and its OpenGL contexts alike) run on an NVIDIA GPU.
+# rasterizers (its CUDA and its OpenGL contexts alike) run on an NVIDIA GPU; torch-batch-svd's
+# batched SVD (a rotation-invariant point-cloud network's every forward) is a CUDA kernel alone.
 GPU_ONLY_PACKAGES = frozenset({"cupy", "cupyx", "pycuda", "pynvrtc", "tensorrt", "torch2trt", "mamba_ssm",
                                "causal_conv1d", "selective_scan_cuda", "flash_attn", "cudf", "dask_cudf", "cuml",
                                "cugraph", "diff_gaussian_rasterization", "diff_surfel_rasterization", "simple_knn",
-                               "tinycudann", "gsplat", "pointnet2_ops", "knn_cuda", "nvdiffrast"})
+                               "tinycudann", "gsplat", "pointnet2_ops", "knn_cuda", "nvdiffrast", "torch_batch_svd"})
 # Triton's kernel decorators: a function under one is a kernel, launched on a CUDA device alone.
 TRITON_DECORATORS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics"})
 # Packages whose calls need a GPU, though a file may import them for an optional path: NVIDIA's
