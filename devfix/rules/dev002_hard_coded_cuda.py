@@ -230,10 +230,12 @@ Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTen
         device = devices.at(call, self.code)
         if device is None:
             return self.finding(call, f"{message}; no device variable can be declared here", hint=NO_DEVICE_HINT)
-        others = devices.gpu_indices(device.code, call) if chosen is not None else frozenset()
-        if others and chosen not in others:
+        others = devices.gpu_indices(device.code, call)
+        if others and (chosen or 0) not in others:
             # stat453's GAN notebook trains on "cuda:2", then puts the model on "cuda:0" for
             # torchsummary, whose inputs are made on the current GPU: the second GPU is on purpose
+            # (a face-recognition script's `summary(model.cuda(), ...)` beside its "cuda:1" too:
+            # `.cuda()` and "cuda" are the current GPU, the first)
             gpus = ", ".join(f"cuda:{i}" for i in sorted(others))
             return self.finding(
                 call, f"{message}; `{device.code}` is another GPU ({gpus})", hint=f"use `{device.code}` if it is meant"
