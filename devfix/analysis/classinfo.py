@@ -15,6 +15,8 @@ from typing import TypeVar
 import libcst as cst
 
 from devfix.analysis.linking import ClassSummary, MethodSummary
+from devfix.analysis.scopes import dotted_name
+from devfix.analysis.torch_api import CPU_TENSOR_TYPES, CUDA_TENSOR_TYPES
 from devfix.analysis.tree import class_body_names, kept_parameters
 from devfix.analysis.values import Kind, Origin, Place, Value, join
 
@@ -74,6 +76,20 @@ class ClassInfo:
             return self.attrs[name]
         return _first(base.attribute(name) for base in self.bases)
 
+    def _tensor_type_attributes(self) -> set[str]:
+        """Attributes kept from a constructor parameter whose default is a tensor type (a GAN
+        loss's `tensor=torch.cuda.FloatTensor`, `self.Tensor = tensor`): a type called to build
+        targets, not a layer handed in."""
+        init = self.methods.get("__init__")
+        if init is None:
+            return set()
+        typed = {
+            p.name.value
+            for p in (*init.params.params, *init.params.kwonly_params)
+            if p.default is not None and dotted_name(p.default) in CPU_TENSOR_TYPES | CUDA_TENSOR_TYPES
+        }
+        return {attr for attr, param in kept_parameters(init).items() if param in typed} if typed else set()
+
     @property
     def sets_attributes_wholesale(self) -> bool:
         return self.dynamic or any(base.sets_attributes_wholesale for base in self.bases)
@@ -121,12 +137,14 @@ class ClassInfo:
             for v in self.attrs.values()
         ):
             return True
+        types = self._tensor_type_attributes()
         if any(
             name in self.called_attrs
             and value.kind is Kind.OTHER
             and value.place is Place.UNKNOWN
             and value.qual is None
             and name not in self.known_objects  # not objects of classes devfix knows (`DistModel()`)
+            and name not in types
             for name, value in self.attrs.items()
         ):
             return True  # `self.resnet = resnet`, called as a layer: a module passed in may hold weights

@@ -26,7 +26,13 @@ import libcst as cst
 from devfix.analysis import arguments
 from devfix.analysis.collect import Collected
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.torch_api import AVAILABILITY_CHECKS, GPU_INDEX_NAME, GPU_MEASURING, GPU_MEMORY_READOUTS
+from devfix.analysis.torch_api import (
+    AVAILABILITY_CHECKS,
+    CUDA_TENSOR_TYPES,
+    GPU_INDEX_NAME,
+    GPU_MEASURING,
+    GPU_MEMORY_READOUTS,
+)
 from devfix.analysis.tree import chosen_gpu, cuda_index, cuda_only_names, kept_parameters
 from devfix.analysis.values import Kind, Value
 
@@ -142,7 +148,9 @@ def gpu_defaults(function: cst.FunctionDef) -> set[str]:
 
 
 def _gpu_string(node: cst.BaseExpression) -> bool:
-    """`"cuda"`, `"cuda:0"`, or `torch.device("cuda")` written as a default."""
+    """`"cuda"`, `"cuda:0"`, or `torch.device("cuda")` written as a default; or a CUDA tensor
+    type, which builds on the GPU (`tensor=torch.cuda.FloatTensor` of a GAN loss,
+    `tensor_type="torch.cuda.FloatTensor"` of a depth model's warping)."""
     if (
         isinstance(node, cst.Call)
         and node.args
@@ -150,7 +158,11 @@ def _gpu_string(node: cst.BaseExpression) -> bool:
         and node.func.attr.value == "device"
     ):
         node = node.args[0].value
-    return isinstance(node, cst.SimpleString) and arguments.names_a_gpu(node)
+    if isinstance(node, cst.SimpleString) and node.evaluated_value in CUDA_TENSOR_TYPES:
+        return True
+    return dotted_name(node) in CUDA_TENSOR_TYPES or (
+        isinstance(node, cst.SimpleString) and arguments.names_a_gpu(node)
+    )
 
 
 def _kept_gpu_devices(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, params: set[str]) -> set[str]:
@@ -233,11 +245,15 @@ def _always_runs(data: Collected, node: cst.CSTNode, function: cst.FunctionDef) 
 
 
 def _device_targets(call: cst.Call) -> list[cst.BaseExpression]:
-    """Where a call puts tensors: `.to(target)`'s first argument, any `device=target`."""
+    """Where a call puts tensors: `.to(target)`'s or `.type(target)`'s first argument, any
+    `device=target`; a tensor type called (`self.Tensor(input.size())`) builds where it names."""
     found = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args and call.args[0].keyword is None:
-        found.append(call.args[0].value)
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and call.args:
+        if call.args[0].keyword is None:
+            found.append(call.args[0].value)
+    if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        found.append(func)
     return found
 
 
