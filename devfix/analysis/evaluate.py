@@ -370,14 +370,14 @@ class Frame:
             return
         if truth is False:
             tested = self.program.values.get(id(node.test))
+            if node.orelse is not None:
+                self._orelse(node.orelse)  # first: `if args.gpu < 0: cuda = False else: cuda = True`
             if flag in ("available", "choice") or (tested is not None and tested.cpu is True):
                 # skipped on a GPU machine, taken on a CPU-only one: `if not torch.cuda.is_available()
                 # and cfg.cuda: device = 'cpu'` (torchxrayvision) decides per machine
                 conditions.overridden_without_gpu(
                     self, node.body, flag if flag in ("available", "choice") else "available"
                 )
-            if node.orelse is not None:
-                self._orelse(node.orelse)
             return
         orelse = node.orelse
         retyped = conditions.retyped_in_branch(self, node.test)

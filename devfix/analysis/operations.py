@@ -462,6 +462,8 @@ def _device_test(node: cst.Comparison, values: list[Value]) -> Value:
             other.text.split(":")[0].lower() if other.kind is Kind.HOST and other.text and other.flag is None else None
         )
         said = "cuda" if said == "gpu" else said  # `--mode GPU`: the option's own spelling
+        if said is None and other.kind is Kind.DEVICE and other.flag in ("hard", "constant"):
+            said = {Place.DEVICE: "cuda", Place.CPU: "cpu"}.get(other.place)  # `device == torch.device("cuda")`
         if (
             place is Place.UNKNOWN
             and said in ("cuda", "cpu")

@@ -628,20 +628,23 @@ class Program(NameFlow, ClassFlow, FunctionFlow):
             self._callers_memo = callers
         return self._callers_memo
 
-    def construction_time(self, info: FunctionInfo) -> bool:
+    def construction_time(self, info: FunctionInfo, seen: frozenset[int] = frozenset()) -> bool:
         """A module's `__init__`, or a method only ever called from `__init__` methods (CCT's
-        `sequence_length` runs a dummy forward while building): it runs before any `.to()`."""
+        `sequence_length` runs a dummy forward while building), or from such methods (an echo
+        state network's `reset_parameters`, then `_reset_weight_res`): it runs before any `.to()`."""
         if info.name == "__init__":
             return True
         sites = self.call_sites_seen.get(id(info.node), [])
         if not sites:
             # called by subclasses of other files while they build (a base model's feature-size probe)
             return info.klass is not None and info.name in self.init_only_methods
-        return all(self._in_init(site) for site in sites)
+        return all(self._in_init(site, seen | {id(info.node)}) for site in sites)
 
-    def _in_init(self, node: cst.CSTNode) -> bool:
+    def _in_init(self, node: cst.CSTNode, seen: frozenset[int]) -> bool:
         owner = self.owner_function(node)
-        return owner is not None and owner.name == "__init__"
+        if owner is None or id(owner.node) in seen:
+            return False
+        return owner.name == "__init__" or self.construction_time(owner, seen)
 
     def _record_param_moves(self, info: FunctionInfo, frame: Frame, before: dict[str, Value]) -> None:
         info.param_moves = {}

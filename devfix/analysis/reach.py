@@ -29,7 +29,7 @@ from devfix.analysis.exits import (
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree, is_main_check, reads_unbound_name
+from devfix.analysis.tree import Tree, is_main_check, nodes_of, reads_unbound_name
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -113,13 +113,34 @@ def _reads_an_unbound_name(tree: Tree, call: cst.Call) -> bool:
     """The callee's chain (`psp.PSPNet(...).cuda`) starts at a name nothing binds; not in a
     comprehension or a lambda, whose own names the scopes do not hold. Asked of every
     candidate finding, so the chain is walked by hand and the scopes asked last."""
-    root: cst.BaseExpression = call.func
-    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-        root = root.func if isinstance(root, cst.Call) else root.value
-    if not isinstance(root, cst.Name) or not reads_unbound_name([root], tree.scope_of(call), tree.data):
-        return False
     scoped = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
+    # the callee of a call the node is an argument of, too (`metwork.load_state_dict(torch.load(
+    # f))`, a typo: its NameError comes first); or an argument reads one (`torch.load(path %
+    # (opt.dataset_name, opt.epoch))` in a function whose options are `args`): never made
+    read = [root for outer in _calls_around(tree, call) if isinstance(root := _chain_root(outer.func), cst.Name)]
+    if not any(isinstance(node, scoped) for arg in call.args for node in nodes_of(arg.value, cst.CSTNode)):
+        read += [arg.value for arg in call.args]
+    if not read or not reads_unbound_name(read, tree.scope_of(call), tree.data):
+        return False
     return not any(isinstance(ancestor, scoped) for ancestor in tree.ancestors(call))
+
+
+def _chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node
+
+
+def _calls_around(tree: Tree, call: cst.Call) -> list[cst.Call]:
+    """`call`, and the calls of its statement that take it (or what holds it) as an argument."""
+    found, child = [call], call
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.CompFor)):
+            break
+        if isinstance(ancestor, cst.Call) and child is not ancestor.func:
+            found.append(ancestor)
+        child = ancestor
+    return found
 
 
 def _is_test_case(klass: cst.ClassDef) -> bool:

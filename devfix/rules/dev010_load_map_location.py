@@ -88,7 +88,7 @@ model.load_state_dict(torch.load("checkpoint.pt", weights_only=True, map_locatio
             return None  # the file trains and saves on the CPU (`model.cpu()` first): what it loads back
         if not runs_without_gpu(facts.tree, facts.program, call):
             return None  # after `assert torch.cuda.is_available()`: only a GPU machine loads it
-        if _mapped_in_the_other_branch(facts, call):
+        if _mapped_in_the_other_branch(facts, call) or _mapping_left_to_the_caller(facts, call):
             return None  # `if device == cpu: torch.load(f, map_location="cpu") else: torch.load(f)`
         if _restores_a_scheduler(facts, call):
             return None  # `scheduler.load_state_dict(torch.load(...))`: step counts and rates, no tensor
@@ -542,6 +542,23 @@ def _mapped_in_the_other_branch(facts: FileFacts, call: cst.Call) -> bool:
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
         child = ancestor
+    return False
+
+
+def _mapping_left_to_the_caller(facts: FileFacts, call: cst.Call) -> bool:
+    """A helper that takes the mapping from its callers and hands it to another of its loads
+    (`def load_checkpoint(filename, map_location=None): if map_location: return torch.load(
+    filename, map_location=map_location)`, then `return torch.load(filename)`): the plain load
+    is where a caller asked for none, the callers' choice (an RL course's notebooks)."""
+    tree = facts.tree
+    function = tree.enclosing(call, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    for load in tree.data.within(tree.data.calls, function):
+        given = keyword(load, "map_location") if load is not call else None
+        if given is not None and isinstance(given.value, cst.Name) and given.value.value in params:
+            return tree.qualname(load.func) == "torch.load"
     return False
 
 
