@@ -554,7 +554,9 @@ def _mapping_left_to_the_caller(facts: FileFacts, call: cst.Call) -> bool:
     function = tree.enclosing(call, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef):
         return False
-    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    every = (*function.params.params, *function.params.kwonly_params)
+    # a mapping that callers may leave out (`map_location=None`), not `train(hyp, opt, device)`
+    params = {p.name.value for p in every if isinstance(p.default, cst.Name) and p.default.value == "None"}
     for load in tree.data.within(tree.data.calls, function):
         given = keyword(load, "map_location") if load is not call else None
         if given is not None and isinstance(given.value, cst.Name) and given.value.value in params:
