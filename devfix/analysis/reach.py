@@ -117,8 +117,10 @@ def _reads_an_unbound_name(tree: Tree, call: cst.Call) -> bool:
     # the callee of a call the node is an argument of, too (`metwork.load_state_dict(torch.load(
     # f))`, a typo: its NameError comes first); or an argument reads one (`torch.load(path %
     # (opt.dataset_name, opt.epoch))` in a function whose options are `args`): never made
-    read = [root for outer in _calls_around(tree, call) if isinstance(root := _chain_root(outer.func), cst.Name)]
-    if not any(isinstance(node, scoped) for arg in call.args for node in nodes_of(arg.value, cst.CSTNode)):
+    read: list[cst.BaseExpression] = [
+        root for outer in _calls_around(tree, call) if isinstance(root := _chain_root(outer.func), cst.Name)
+    ]
+    if not any(nodes_of(arg.value, kind) for arg in call.args for kind in scoped):
         read += [arg.value for arg in call.args]
     if not read or not reads_unbound_name(read, tree.scope_of(call), tree.data):
         return False
@@ -133,7 +135,8 @@ def _chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
 
 def _calls_around(tree: Tree, call: cst.Call) -> list[cst.Call]:
     """`call`, and the calls of its statement that take it (or what holds it) as an argument."""
-    found, child = [call], call
+    found: list[cst.Call] = [call]
+    child: cst.CSTNode = call
     for ancestor in tree.ancestors(call):
         if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.CompFor)):
             break

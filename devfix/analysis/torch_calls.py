@@ -171,10 +171,10 @@ def functional(frame: Frame, node: cst.Call, name: str, args: Args) -> Value:
     if name == "pad_packed_sequence":
         # `x, lengths = pad_packed_sequence(packed)`: the batch where the packed one is, its
         # lengths always a CPU tensor (a speech encoder returns `lengths // 8` for masks)
-        data = arguments.positional(args)[0][1] if arguments.positional(args) else UNKNOWN
-        padded = replace(data, member=False) if data.kind is Kind.TENSOR else UNKNOWN
-        lengths = Value(Kind.TENSOR, Place.CPU, frozenset({Origin("cpu", node)}))
-        return Value(Kind.STRUCT, padded.place, padded.origins, items=(padded, lengths))
+        packed = arguments.positional(args)[0][1] if arguments.positional(args) else UNKNOWN
+        padded = replace(packed, member=False) if packed.kind is Kind.TENSOR else UNKNOWN
+        sizes = Value(Kind.TENSOR, Place.CPU, frozenset({Origin("cpu", node)}))
+        return Value(Kind.STRUCT, padded.place, padded.origins, items=(padded, sizes))
     if name == "ctc_loss":
         args = log_probs_only(args)
     if name in _SIZED:

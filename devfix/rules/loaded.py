@@ -78,7 +78,10 @@ def held_on_the_cpu(facts: FileFacts, call: cst.Call) -> bool:
         and up.value is top
         and up.attr.value in api.SAME_PLACE_METHODS
     ):
-        top = tree.parent(up)  # `torch.load(path).float()`
+        method = tree.parent(up)  # `torch.load(path).float()`
+        if not isinstance(method, cst.Call):
+            break
+        top = method
     name = bound_to(tree, top)
     reads = reads_after(facts, top, name.value) if name is not None else []
     # a read, or the item it is indexed for (`mel[start:end]`)
