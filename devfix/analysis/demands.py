@@ -84,7 +84,7 @@ def _chosen_switches(data: Collected, function: cst.FunctionDef) -> frozenset[tu
     found = set()
     for call in data.within(data.calls, function):
         func = call.func
-        if not ((isinstance(func, cst.Name) and func.value in only) or _cuda_calls_of(call)):
+        if not ((isinstance(func, cst.Name) and func.value in only) or is_cuda_call(call)):
             continue
         choice = _enclosing_choice(data, call, function)
         flag = _flag_of(choice.test) if choice is not None else None
@@ -97,7 +97,8 @@ def _chosen_switches(data: Collected, function: cst.FunctionDef) -> frozenset[tu
     return frozenset(found)
 
 
-def _cuda_calls_of(call: cst.Call) -> bool:
+def is_cuda_call(call: cst.Call) -> bool:
+    """`x.cuda(...)`, by its syntax alone."""
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
 
 
@@ -258,11 +259,7 @@ def _device_targets(call: cst.Call) -> list[cst.BaseExpression]:
 
 
 def _cuda_calls(data: Collected, owner: cst.CSTNode) -> list[cst.Call]:
-    return [
-        call
-        for call in data.within(data.calls, owner)
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
-    ]
+    return [call for call in data.within(data.calls, owner) if is_cuda_call(call)]
 
 
 def _kept_switches(data: Collected, init: cst.FunctionDef, klass: cst.ClassDef, params: set[str]) -> set[str]:

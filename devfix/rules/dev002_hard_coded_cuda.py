@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from devfix.analysis import torch_api as api
-from devfix.analysis.demands import compared_with_the_cpu
+from devfix.analysis.demands import compared_with_the_cpu, is_cuda_call
 from devfix.analysis.facts import FileFacts
 from devfix.analysis.operations import string_of
 from devfix.analysis.reach import always_true_guard, gpu_only_call_ids, is_distributed, runs_without_gpu
@@ -369,7 +369,7 @@ def _feeds_collectives(facts: FileFacts, call: cst.Call, memo: dict[int, bool]) 
     CUDA tensors, so the hard-coded device is the collective's, by design. Not a collective
     under a test of its own (BasicSR's `if self.opt['dist']: dist.reduce(...)`), which a run
     without processes skips."""
-    if not (keyword(call, "device") is not None or _is_cuda_call(call)):
+    if not (keyword(call, "device") is not None or is_cuda_call(call)):
         return False
     tree = facts.tree
     child: cst.CSTNode = call
@@ -395,10 +395,6 @@ def _collective_line(facts: FileFacts, statement: cst.BaseStatement, memo: dict[
             for small in statement.body
         )
     return memo[id(statement)]
-
-
-def _is_cuda_call(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
 
 
 def _argument_of(tree: Tree, node: cst.CSTNode, calls: set[int]) -> bool:
