@@ -29,7 +29,7 @@ from devfix.analysis.exits import (
 from devfix.analysis.gpu_tests import cpu_truth, names_a_gpu_test, skips_without_gpu, tests_skipped_without_gpu
 from devfix.analysis.program import Program
 from devfix.analysis.scopes import dotted_name
-from devfix.analysis.tree import Tree, is_main_check, nodes_of, reads_unbound_name
+from devfix.analysis.tree import Tree, is_main_check, reads_unbound_name
 
 
 def always_true_guard(tree: Tree, program: Program, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -120,8 +120,7 @@ def _reads_an_unbound_name(tree: Tree, call: cst.Call) -> bool:
     read: list[cst.BaseExpression] = [
         root for outer in _calls_around(tree, call) if isinstance(root := _chain_root(outer.func), cst.Name)
     ]
-    if not any(nodes_of(arg.value, kind) for arg in call.args for kind in scoped):
-        read += [arg.value for arg in call.args]
+    read += [arg.value for arg in call.args]  # read_names leaves out lambdas and comprehensions
     if not read or not reads_unbound_name(read, tree.scope_of(call), tree.data):
         return False
     return not any(isinstance(ancestor, scoped) for ancestor in tree.ancestors(call))
