@@ -72,16 +72,7 @@ def held_on_the_cpu(facts: FileFacts, call: cst.Call) -> bool:
     b])`) or to NumPy (a segmentation notebook's `img.numpy()`): both take CPU tensors only, so
     code that works loads CPU tensors there, on every machine."""
     tree = facts.tree
-    top: cst.CSTNode = call
-    while (
-        isinstance(up := tree.parent(top), cst.Attribute)
-        and up.value is top
-        and up.attr.value in api.SAME_PLACE_METHODS
-    ):
-        method = tree.parent(up)  # `torch.load(path).float()`
-        if not isinstance(method, cst.Call):
-            break
-        top = method
+    top = _chain_top(tree, call)  # `torch.load(path).float()`
     name = bound_to(tree, top)
     reads = reads_after(facts, top, name.value) if name is not None else []
     # a read, or the item it is indexed for (`mel[start:end]`)
@@ -96,18 +87,28 @@ def _cpu_constructor_argument(tree: Tree, node: cst.CSTNode) -> bool:
     return isinstance(outer, cst.Call) and tree.qualname(outer.func) in api.CPU_TENSOR_TYPES
 
 
-def _converted_to_numpy(facts: FileFacts, call: cst.CSTNode) -> bool:
+def _converted_to_numpy(facts: FileFacts, node: cst.CSTNode) -> bool:
     """`torch.load("mnist/train_data.pt").reshape(60000, 784).numpy()`: the tensor (or a name's
     read) goes straight to NumPy, which takes no CUDA tensor on any machine."""
     tree = facts.tree
-    node: cst.CSTNode = call
-    while True:
-        attribute = tree.parent(node)
-        method = tree.parent(attribute) if isinstance(attribute, cst.Attribute) else None
-        if not (isinstance(attribute, cst.Attribute) and attribute.value is node and isinstance(method, cst.Call)):
-            return False
-        if attribute.attr.value == "numpy":
-            return True
-        if attribute.attr.value not in api.SAME_PLACE_METHODS:
-            return False
+    top = _chain_top(tree, node)
+    attribute = tree.parent(top)
+    return (
+        isinstance(attribute, cst.Attribute)
+        and attribute.value is top
+        and attribute.attr.value == "numpy"
+        and isinstance(tree.parent(attribute), cst.Call)
+    )
+
+
+def _chain_top(tree: Tree, node: cst.CSTNode) -> cst.CSTNode:
+    """`node` with the calls of methods that keep a tensor where it is (`.float()`, `.reshape(...)`)
+    made on it: the last of them, or `node` itself."""
+    while (
+        isinstance(attribute := tree.parent(node), cst.Attribute)
+        and attribute.value is node
+        and attribute.attr.value in api.SAME_PLACE_METHODS
+        and isinstance(method := tree.parent(attribute), cst.Call)
+    ):
         node = method
+    return node
